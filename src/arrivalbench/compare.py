@@ -1,0 +1,200 @@
+"""Typed comparison of a pipeline's final table with the oracle's.
+
+Rows match as a bag on the task's key; NULL equals NULL (in keys and values); exact types compare
+exactly, float columns within their tolerance; order never matters. Differences are typed —
+schema, missing, extra, duplicate_key, changed — with counts and up to three example rows per kind,
+sorted NULL-safely by key. The share of right rows is reported beside the verdict, never used for it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from arrivalbench.spec import TargetSpec
+
+EXAMPLES = 3
+KINDS = ("schema", "missing", "extra", "duplicate_key", "changed")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    equal: bool
+    diff: dict[str, Any]
+
+
+def jsonable(value: object) -> object:
+    """A value as stable JSON: exact decimals and times as strings, NaN and infinities spelled out."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.hex()
+    return str(value)
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _schema_diff(actual: pa.Table, target: TargetSpec) -> dict[str, Any] | None:
+    lower = [n.lower() for n in actual.column_names]
+    wanted = {c.lower() for c in target.columns}
+    missing = [c for c in target.columns if c.lower() not in lower]
+    extra = [n for n in actual.column_names if n.lower() not in wanted]
+    twice = sorted({n for n in actual.column_names if lower.count(n.lower()) > 1})
+    if not (missing or extra or twice):
+        return None
+    return {"missing_columns": missing, "extra_columns": extra, "ambiguous_columns": twice}
+
+
+def _matches(column: str, target: TargetSpec) -> str:
+    """SQL predicate: expected e.col matches actual a.col (NULL-safe, tolerance for floats)."""
+    e, a = f"e.{_q(column)}", f"a.{_q(column)}"
+    tol = target.tolerance_for(column)
+    if tol is None:
+        return f"({e} IS NOT DISTINCT FROM {a})"
+    close = f"abs({e} - {a}) <= greatest({tol.abs!r}, {tol.rel!r} * greatest(abs({e}), abs({a})))"
+    return (
+        f"(({e} IS NULL AND {a} IS NULL) OR (isnan({e}) AND isnan({a})) "
+        f"OR coalesce({e} = {a}, false) OR coalesce({close}, false))"
+    )
+
+
+def compare(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> Comparison:
+    """Compare the final target with the expected one; `equal` is the verdict, `diff` explains it."""
+    schema = _schema_diff(actual, target)
+    counts = dict.fromkeys(KINDS, 0)
+    if schema is not None:
+        counts["schema"] = sum(len(v) for v in schema.values())
+        diff = {
+            "counts": counts,
+            "examples": {"schema": [schema]},
+            "expected_rows": expected.num_rows,
+            "actual_rows": actual.num_rows,
+            "right_rows_share": 0.0,
+        }
+        return Comparison(False, diff)
+
+    by_lower = {n.lower(): n for n in actual.column_names}
+    cols = list(target.columns)
+    keys = target.key
+    values = [c for c in cols if c not in keys]
+    con = duckdb.connect(":memory:", config={"threads": 1, "enable_external_access": False})
+    try:
+        con.register("expected_in", expected)
+        con.register("actual_in", actual)
+        con.execute(
+            "CREATE TABLE a AS SELECT "
+            + ", ".join(f"TRY_CAST({_q(by_lower[c.lower()])} AS {t}) AS {_q(c)}" for c, t in target.columns.items())
+            + " FROM actual_in"
+        )
+        con.execute("CREATE TABLE e AS SELECT " + ", ".join(_q(c) for c in cols) + " FROM expected_in")
+        key_list = ", ".join(_q(k) for k in keys)
+        on = " AND ".join(f"ek.{_q(k)} IS NOT DISTINCT FROM ak.{_q(k)}" for k in keys)
+        order = ", ".join(f"{_q(k)} ASC NULLS FIRST" for k in keys)
+        con.execute(
+            f"""CREATE TABLE keys AS
+            WITH ek AS (SELECT {key_list}, count(*) AS n FROM e GROUP BY ALL),
+                 ak AS (SELECT {key_list}, count(*) AS n FROM a GROUP BY ALL)
+            SELECT {", ".join(f"coalesce(ek.{_q(k)}, ak.{_q(k)}) AS {_q(k)}" for k in keys)},
+                   coalesce(ek.n, 0) AS n_expected, coalesce(ak.n, 0) AS n_actual
+            FROM ek FULL OUTER JOIN ak ON {on}"""
+        )
+        key_on = lambda left, right: " AND ".join(  # noqa: E731
+            f"{left}.{_q(k)} IS NOT DISTINCT FROM {right}.{_q(k)}" for k in keys
+        )
+
+        def rows(sql: str) -> list[dict[str, object]]:
+            result = con.execute(sql)
+            names = [d[0] for d in result.description]
+            return [{n: jsonable(v) for n, v in zip(names, row, strict=True)} for row in result.fetchall()]
+
+        def scalar(sql: str) -> int:
+            return int(con.execute(sql).fetchone()[0] or 0)
+
+        examples: dict[str, list[dict[str, object]]] = {}
+        counts["missing"] = scalar("SELECT sum(n_expected) FROM keys WHERE n_actual = 0")
+        if counts["missing"]:
+            examples["missing"] = rows(
+                f"SELECT e.* FROM e JOIN keys k ON {key_on('e', 'k')} WHERE k.n_actual = 0 "
+                f"ORDER BY {', '.join(f'e.{_q(c)} ASC NULLS FIRST' for c in cols)} LIMIT {EXAMPLES}"
+            )
+        counts["extra"] = scalar("SELECT sum(n_actual) FROM keys WHERE n_expected = 0")
+        if counts["extra"]:
+            examples["extra"] = rows(
+                f"SELECT a.* FROM a JOIN keys k ON {key_on('a', 'k')} WHERE k.n_expected = 0 "
+                f"ORDER BY {', '.join(f'a.{_q(c)} ASC NULLS FIRST' for c in cols)} LIMIT {EXAMPLES}"
+            )
+        dup_where = "n_expected > 0 AND n_actual > 0 AND n_expected <> n_actual"
+        counts["duplicate_key"] = scalar(f"SELECT count(*) FROM keys WHERE {dup_where}")
+        if counts["duplicate_key"]:
+            examples["duplicate_key"] = rows(
+                f"SELECT {key_list}, n_expected AS expected_rows, n_actual AS actual_rows FROM keys "
+                f"WHERE {dup_where} ORDER BY {order} LIMIT {EXAMPLES}"
+            )
+        # Keys present once on both sides: compare value by value.
+        match_all = " AND ".join(_matches(c, target) for c in values) or "true"
+        con.execute(
+            f"""CREATE TABLE pairs AS
+            SELECT e.*, {match_all} AS same
+                   {"".join(f", {_matches(c, target)} AS {_q('same_' + c)}" for c in values)}
+                   {"".join(f", a.{_q(c)} AS {_q('actual_' + c)}" for c in values)}
+            FROM e JOIN keys k ON {key_on('e', 'k')} JOIN a ON {key_on('a', 'k')}
+            WHERE k.n_expected = 1 AND k.n_actual = 1"""
+        )
+        changed = scalar("SELECT count(*) FROM pairs WHERE NOT same")
+        right = scalar("SELECT count(*) FROM pairs WHERE same")
+        changed_columns: dict[str, int] = {}
+        if changed:
+            for c in values:
+                n = scalar(f"SELECT count(*) FROM pairs WHERE NOT {_q('same_' + c)}")
+                if n:
+                    changed_columns[c] = n
+            picked = rows(f"SELECT * FROM pairs WHERE NOT same ORDER BY {order} LIMIT {EXAMPLES}")
+            examples["changed"] = [
+                {
+                    "key": {k: row[k] for k in keys},
+                    "columns": {
+                        c: {"expected": row[c], "actual": row["actual_" + c]}
+                        for c in values
+                        if not row["same_" + c]
+                    },
+                }
+                for row in picked
+            ]
+        # Keys repeated equally often on both sides (only when the oracle itself repeats a key): as bags.
+        multi = "n_expected = n_actual AND n_expected > 1"
+        if scalar(f"SELECT count(*) FROM keys WHERE {multi}"):
+            bag = f"(SELECT x.* FROM {{t}} x JOIN keys k ON {key_on('x', 'k')} WHERE {multi})"
+            differ = scalar(f"SELECT count(*) FROM ({bag.format(t='e')} EXCEPT ALL {bag.format(t='a')})")
+            same = scalar(f"SELECT sum(n_expected) FROM keys WHERE {multi}") - differ
+            changed += differ
+            right += same
+        counts["changed"] = changed
+        if changed_columns:
+            examples["changed_columns"] = [changed_columns]
+    finally:
+        con.close()
+
+    total = max(expected.num_rows, actual.num_rows)
+    equal = all(v == 0 for v in counts.values())
+    diff = {
+        "counts": counts,
+        "examples": examples,
+        "expected_rows": expected.num_rows,
+        "actual_rows": actual.num_rows,
+        "right_rows_share": round(right / total, 6) if total else 1.0,
+    }
+    return Comparison(equal, diff)

@@ -1,0 +1,122 @@
+"""Logical log generators: one module per archetype, one registry, one entry point `make_log`.
+
+A generator turns (params, seed) into column arrays; `make_log` gives every event a unique id that
+is unrelated to its time, keeps the columns the task declares, casts them to the declared types and
+sorts the log canonically (event time, ties by event id). Arrival is never part of a log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+from pydantic import BaseModel, ValidationError
+
+from arrivalbench.errors import UnknownNameError
+from arrivalbench.seeds import rng
+from arrivalbench.sqltypes import arrow_type
+
+if TYPE_CHECKING:
+    from arrivalbench.spec import SourceSpec
+
+EVOLVING_NULL_SHARE = 0.4
+"""Share of the log (earliest events) in which an evolving column is still NULL."""
+
+
+@dataclass(frozen=True)
+class Generator:
+    kind: str
+    params: type[BaseModel]
+    columns: Callable[[BaseModel], dict[str, str]]
+    """Columns the generator can produce for these params, with DuckDB types."""
+    build: Callable[[BaseModel, np.random.Generator], dict[str, pa.Array]]
+    """Column arrays for n events, excluding event_id (assigned by make_log)."""
+    finish: Callable[[BaseModel, dict[str, pa.Array]], dict[str, pa.Array]] | None = None
+    """Optional pass over the columns in canonical order (event_id included), for order-derived fields."""
+
+
+_REGISTRY: dict[str, Generator] = {}
+
+
+def register(generator: Generator) -> Generator:
+    _REGISTRY[generator.kind] = generator
+    return generator
+
+
+def get_generator(kind: str) -> Generator:
+    if kind not in _REGISTRY:
+        raise UnknownNameError("generator kind", kind, _REGISTRY)
+    return _REGISTRY[kind]
+
+
+def generator_kinds() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def _params(source: SourceSpec) -> BaseModel:
+    generator = get_generator(source.generator.kind)
+    try:
+        return generator.params.model_validate(source.generator.params)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ValueError(f"param '{where}': {first['msg']} (found {first.get('input')!r})") from None
+
+
+def validate_generator(source: SourceSpec) -> None:
+    """Raise ValueError when the generator is unknown, its params are wrong, or it lacks a declared column."""
+    generator = get_generator(source.generator.kind)
+    produced = generator.columns(_params(source)) | {"event_id": "BIGINT"}
+    missing = [c for c in source.columns if c not in produced]
+    if missing:
+        raise ValueError(
+            f"generator '{generator.kind}' does not produce {missing}; it produces {sorted(produced)}"
+        )
+
+
+def make_log(source: SourceSpec, seed: int) -> pa.Table:
+    """The logical log of one source: unique event ids, declared columns and types, canonical order."""
+    generator = get_generator(source.generator.kind)
+    params = _params(source)
+    random = rng("log", source.name, seed)
+    columns = generator.build(params, random)
+    n = len(columns["ts_event"])
+    event_ids = 100_000 + random.permutation(n).astype(np.int64) + 1
+    ts = columns["ts_event"].cast(pa.int64()).to_numpy()
+    order = np.lexsort((event_ids, ts))
+    indices = pa.array(order)
+    ordered = {"event_id": pa.array(event_ids[order], pa.int64())}
+    ordered.update({name: col.take(indices) for name, col in columns.items()})
+    if generator.finish is not None:
+        ordered = generator.finish(params, ordered)
+    arrays = {name: ordered[name].cast(arrow_type(t)) for name, t in source.columns.items()}
+    if source.evolving_column:
+        cut = int(n * EVOLVING_NULL_SHARE)
+        col = arrays[source.evolving_column]
+        mask = pa.array(np.arange(n) < cut)
+        arrays[source.evolving_column] = pa.compute.if_else(mask, pa.scalar(None, col.type), col)
+    return pa.table(arrays)
+
+
+def timestamps(random: np.random.Generator, n: int, start: str, days: int) -> np.ndarray:
+    """n event times in microseconds, whole seconds, uniform over `days` days from `start`."""
+    origin = np.datetime64(start, "us").astype(np.int64)
+    seconds = random.integers(0, days * 86_400, size=n)
+    return origin + seconds.astype(np.int64) * 1_000_000
+
+
+def cents_to_decimal(cents: np.ndarray) -> pa.Array:
+    """Integer cents as DECIMAL(18,2), exactly (no float round trip)."""
+    from decimal import Decimal
+
+    return pa.array([Decimal(int(c)).scaleb(-2) for c in cents], pa.decimal128(18, 2))
+
+
+def ts_array(micros: np.ndarray) -> pa.Array:
+    return pa.array(micros.astype(np.int64), pa.int64()).cast(pa.timestamp("us"))
+
+
+from arrivalbench.generators import entity_changes, orders_refunds, sales  # noqa: E402, F401

@@ -1,0 +1,81 @@
+"""Change data for entity state: each event carries an entity's full new state and its version.
+
+Versions count an entity's events in canonical order (event time, ties by event id), so they are
+assigned in `_finish`, after make_log has fixed that order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict, Field
+
+from arrivalbench.generators import Generator, cents_to_decimal, register, timestamps, ts_array
+
+
+class EntityChangesParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    events: int = Field(300, ge=10, le=10_000_000)
+    entities: int = Field(40, ge=1)
+    days: int = Field(10, ge=2)
+    start: str = "2026-03-01"
+    key: str = Field("entity_id", pattern=r"^[a-z][a-z0-9_]*$")
+    attributes: dict[str, list[str]] = Field(
+        default_factory=lambda: {"status": ["active", "paused", "closed"]}, min_length=1
+    )
+    tie_share: float = Field(0.05, ge=0.0, le=0.5)
+    """Share of events stamped with exactly the same time as the entity's previous event."""
+    delete_share: float = Field(0.0, ge=0.0, le=0.5)
+    """Share of non-first events that are deletes (op = 'delete')."""
+
+
+def _columns(p: EntityChangesParams) -> dict[str, str]:
+    cols = {"ts_event": "TIMESTAMP", p.key: "INTEGER", "version": "BIGINT", "op": "VARCHAR"}
+    cols.update({name: "VARCHAR" for name in p.attributes})
+    cols["amount"] = "DECIMAL(12,2)"
+    return cols
+
+
+def _build(p: EntityChangesParams, random: np.random.Generator) -> dict[str, pa.Array]:
+    n = p.events
+    entity = random.integers(1, p.entities + 1, n)
+    ts = timestamps(random, n, p.start, p.days)
+    # Tie some events to the time of their entity's previous event, so "latest" needs a tie-break.
+    order = np.lexsort((ts, entity))
+    same_entity_as_prev = np.r_[False, entity[order][1:] == entity[order][:-1]]
+    tie = same_entity_as_prev & (random.random(n) < p.tie_share)
+    sorted_ts = ts[order]
+    for i in np.flatnonzero(tie):
+        sorted_ts[i] = sorted_ts[i - 1]
+    ts[order] = sorted_ts
+    columns: dict[str, pa.Array] = {
+        "ts_event": ts_array(ts),
+        p.key: pa.array(entity, pa.int32()),
+    }
+    for name, values in p.attributes.items():
+        columns[name] = pa.array(np.asarray(values, dtype=object)[random.integers(0, len(values), n)], pa.string())
+    columns["amount"] = cents_to_decimal(random.integers(0, 100_000, n))
+    columns["delete_draw"] = pa.array(random.random(n))
+    return columns
+
+
+def _finish(p: EntityChangesParams, columns: dict[str, pa.Array]) -> dict[str, pa.Array]:
+    """Number each entity's events in canonical order; the first is an insert, later ones may delete."""
+    entity = columns[p.key].to_numpy()
+    n = len(entity)
+    by_entity = np.argsort(entity, kind="stable")  # stable: keeps canonical order within an entity
+    sorted_entity = entity[by_entity]
+    starts = np.r_[True, sorted_entity[1:] != sorted_entity[:-1]]
+    group_start = np.maximum.accumulate(np.where(starts, np.arange(n), 0))
+    version = np.empty(n, dtype=np.int64)
+    version[by_entity] = np.arange(n) - group_start + 1
+    draw = columns["delete_draw"].to_numpy()
+    op = np.where(version == 1, "insert", np.where(draw < p.delete_share, "delete", "update"))
+    return columns | {"version": pa.array(version), "op": pa.array(op.astype(object), pa.string())}
+
+
+register(
+    Generator(
+        kind="entity_changes", params=EntityChangesParams, columns=_columns, build=_build, finish=_finish
+    )
+)

@@ -1,0 +1,162 @@
+"""Grade one artifact of one task through its schedules: PASS, FAIL or ERROR per schedule.
+
+The verdict record is a pure function of (task, schedule, seed, artifact, harness version) and is
+serialised with sorted keys, so grading twice gives identical bytes. Timings are returned beside
+the record, never inside it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from arrivalbench import __version__
+from arrivalbench.compare import compare
+from arrivalbench.engines import Engine, Limits, Statement, get_engine
+from arrivalbench.errors import PipelineInputError
+from arrivalbench.logs import Log
+from arrivalbench.oracle import compute_oracle
+from arrivalbench.replay import RunError
+from arrivalbench.sandbox import ReplayJob, Sandbox, screen
+from arrivalbench.schedules import Schedule, build_schedule, schedule_to_json
+from arrivalbench.seeds import DEFAULT_SEED
+from arrivalbench.spec import Task
+
+RECORD_FORMAT = 1
+ERROR_CLASSES = ("sql_error", "timeout", "sandbox_refused", "engine_crash", "missing_target")
+
+
+def artifact_sha256(script: str) -> str:
+    return hashlib.sha256(script.encode("utf-8")).hexdigest()
+
+
+def schedule_sha256(schedule: Schedule, log: Log) -> str:
+    text = json.dumps(schedule_to_json(schedule, log), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def dumps(record: dict[str, Any]) -> str:
+    """The canonical serialisation: byte-identical for identical records."""
+    return json.dumps(record, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def split_script(engine: Engine, script: str, where: str) -> list[Statement] | RunError:
+    """Statements of a script; a parse error is the pipeline's ERROR, an empty script is bad input."""
+    try:
+        statements = engine.split(script)
+    except Exception as exc:  # the engine's parser rejects the script: the artifact is broken
+        return RunError("sql_error", 1, 1, str(exc))
+    if not statements:
+        what = "is empty" if not script.strip() else "contains only comments"
+        raise PipelineInputError(f"{where}: the pipeline {what}; give a file with at least one SQL statement.")
+    return statements
+
+
+@dataclass
+class Grader:
+    """Grades artifacts; holds the sandbox worker and caches oracles and schedules between calls."""
+
+    seed: int = DEFAULT_SEED
+    limits: Limits = field(default_factory=Limits)
+    engine_name: str = "duckdb"
+    _sandbox: Sandbox = field(default_factory=Sandbox, init=False, repr=False)
+    _oracles: dict[tuple[str, str, str, int], pa.Table] = field(default_factory=dict, init=False, repr=False)
+    _schedules: dict[tuple[str, str, int], tuple[Schedule, Log]] = field(
+        default_factory=dict, init=False, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        self.engine = get_engine(self.engine_name)
+
+    def __enter__(self) -> Grader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._sandbox.close()
+
+    def schedule(self, task: Task, name: str) -> tuple[Schedule, Log]:
+        key = (str(task.folder), name, self.seed)
+        if key not in self._schedules:
+            self._schedules[key] = build_schedule(task, name, self.seed)
+        return self._schedules[key]
+
+    def oracle(self, task: Task, log: Log) -> pa.Table:
+        key = (str(task.folder), task.oracle_sql, log.kind, log.seed)
+        if key not in self._oracles:
+            self._oracles[key] = compute_oracle(task, log, self.engine)
+        return self._oracles[key]
+
+    def grade(
+        self,
+        task: Task,
+        script: str,
+        schedules: Iterable[str],
+        where: str = "pipeline",
+        prebuilt: dict[str, tuple[Schedule, Log]] | None = None,
+        on_verdict: Callable[[str, dict[str, Any]], None] | None = None,
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(record, timings) for one artifact over the named schedules."""
+        parsed = split_script(self.engine, script, where)
+        refused = parsed if isinstance(parsed, RunError) else screen(self.engine, parsed)
+        verdicts: dict[str, Any] = {}
+        timings: dict[str, Any] = {}
+        for name in schedules:
+            started = time.perf_counter()
+            schedule, log = (prebuilt or {}).get(name) or self.schedule(task, name)
+            if refused is not None:
+                entry, statement_seconds = _error(refused), 0.0
+            else:
+                assert not isinstance(parsed, RunError)
+                job = ReplayJob(task=task, schedule=schedule, statements=parsed, limits=self.limits,
+                                engine=self.engine_name)
+                result = self._sandbox.run(job)
+                statement_seconds = result.statement_seconds
+                if result.error is not None:
+                    entry = _error(result.error)
+                else:
+                    assert result.target is not None
+                    comparison = compare(self.oracle(task, log), result.target, task.spec.target)
+                    entry = {"verdict": "PASS"} if comparison.equal else {"verdict": "FAIL", "diff": comparison.diff}
+            entry["schedule_sha256"] = schedule_sha256(schedule, log)
+            verdicts[name] = entry
+            timings[name] = {
+                "wall_seconds": round(time.perf_counter() - started, 6),
+                "statement_seconds": round(statement_seconds, 6),
+            }
+            if on_verdict:
+                on_verdict(name, entry)
+        record = {
+            "format": RECORD_FORMAT,
+            "task": task.id,
+            "artifact_sha256": artifact_sha256(script),
+            "engine": self.engine.name,
+            "engine_version": self.engine.version,
+            "harness_version": __version__,
+            "seed": self.seed,
+            "verdicts": verdicts,
+        }
+        return record, timings
+
+
+def _error(error: RunError) -> dict[str, Any]:
+    return {
+        "verdict": "ERROR",
+        "error_class": error.error_class,
+        "batch": error.batch,
+        "statement": error.statement,
+        "message": error.message,
+    }
+
+
+def replay_command(task_id: str, schedule: str, seed: int, pipeline: str = "PIPELINE.sql") -> str:
+    """The exact command that replays one verdict."""
+    return f"arrivalbench grade --task {task_id} --pipeline {pipeline} --schedules {schedule} --seed {seed}"

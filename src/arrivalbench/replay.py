@@ -1,0 +1,141 @@
+"""Run one artifact through one schedule: a fresh session per delivery on one persistent database.
+
+This is the only place that knows the crash semantics: a crashed delivery runs the script up to
+the chosen statement, drops the session without committing (an open transaction rolls back,
+autocommitted statements stay), then delivers the same batch again and runs the whole script.
+The injected crash is the harness's, not an error; an error in any statement is.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from arrivalbench.engines import Engine, Limits, Session, Statement
+from arrivalbench.logs import Log
+from arrivalbench.schedules import SYNTHETIC_COLUMN, Delivery, Schedule
+
+Heartbeat = Callable[[int, int], None]
+"""Called with (batch_id, statement index) before each statement, so a supervisor can see progress."""
+
+SYNTHETIC_VALUES = np.array(["pos", "web", "app"], dtype=object)
+
+
+@dataclass(frozen=True)
+class RunError:
+    """Why a replay ended in ERROR: the class, where (1-based batch and statement), and the engine's words."""
+
+    error_class: str
+    batch: int | None
+    statement: int | None
+    message: str
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    target: pa.Table | None
+    error: RunError | None
+    statement_seconds: float
+    statements_run: int
+
+
+def delivery_table(log: Log, delivery: Delivery, first_seq: int) -> pa.Table:
+    """Exactly one delivery's rows, with arrival metadata: `_arrival_seq` counts from first_seq."""
+    table = log.table.take(pa.array(delivery.rows, pa.int64()))
+    if delivery.omit_columns:
+        table = table.drop_columns(list(delivery.omit_columns))
+    if delivery.add_synthetic:
+        name, _ = SYNTHETIC_COLUMN
+        values = SYNTHETIC_VALUES[table.column("event_id").to_numpy() % len(SYNTHETIC_VALUES)]
+        table = table.append_column(name, pa.array(values, pa.string()))
+    n = table.num_rows
+    table = table.append_column("_arrival_seq", pa.array(np.arange(first_seq, first_seq + n, dtype=np.int64)))
+    return table.append_column("_batch_id", pa.array(np.full(n, delivery.batch_id, dtype=np.int64)))
+
+
+class _Watchdog:
+    """Interrupts the running statement when it outlives the timeout."""
+
+    def __init__(self, session: Session, seconds: float) -> None:
+        self._timer = threading.Timer(seconds, session.interrupt)
+        self._timer.daemon = True
+
+    def __enter__(self) -> _Watchdog:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+
+
+def replay(
+    engine: Engine,
+    statements: list[Statement],
+    schedule: Schedule,
+    log: Log,
+    target: str,
+    limits: Limits,
+    heartbeat: Heartbeat = lambda batch, stmt: None,
+) -> ReplayResult:
+    """Deliver every batch of the schedule, run the script once per delivery, read the target at the end."""
+    database = engine.open(limits)
+    batch_name = f"{schedule.source}_batch"
+    spent = 0.0
+    ran = 0
+
+    def run(delivery: Delivery, table: pa.Table, upto: int) -> RunError | None:
+        nonlocal spent, ran
+        session = database.session()
+        try:
+            session.load_batch(batch_name, table)
+            for statement in statements[:upto]:
+                heartbeat(delivery.batch_id, statement.index)
+                started = time.perf_counter()
+                try:
+                    with _Watchdog(session, limits.statement_timeout):
+                        session.execute(statement.text)
+                except engine.errors as exc:  # the engine's error is the pipeline's verdict, not ours
+                    error_class = engine.classify(exc)
+                    message = str(exc)
+                    if error_class == "timeout":
+                        message = f"statement exceeded the {limits.statement_timeout:g} s limit and was interrupted"
+                    return RunError(error_class, delivery.batch_id, statement.index, message)
+                finally:
+                    spent += time.perf_counter() - started
+                    ran += 1
+            return None
+        finally:
+            session.close()  # a crash: whatever is uncommitted in this session is rolled back
+
+    try:
+        seq = 1
+        for delivery in schedule.deliveries:
+            table = delivery_table(log, delivery, seq)
+            seq += table.num_rows
+            crash_at = delivery.crash.statement(len(statements)) if delivery.crash else None
+            if crash_at is not None:
+                error = run(delivery, table, crash_at)
+                if error:
+                    return ReplayResult(None, error, spent, ran)
+            error = run(delivery, table, len(statements))
+            if error:
+                return ReplayResult(None, error, spent, ran)
+        last = schedule.deliveries[-1].batch_id if schedule.deliveries else None
+        session = database.session()
+        try:
+            result = session.read_table(target)
+        except engine.errors as exc:  # e.g. a target view over a table that no longer exists
+            return ReplayResult(None, RunError(engine.classify(exc), last, None, str(exc)), spent, ran)
+        finally:
+            session.close()
+        if result is None:
+            error = RunError("missing_target", last, None, f"table '{target}' does not exist after the last batch")
+            return ReplayResult(None, error, spent, ran)
+        return ReplayResult(result, None, spent, ran)
+    finally:
+        database.close()

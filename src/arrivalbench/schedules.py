@@ -1,0 +1,460 @@
+"""Delivery schedules: the snapshot, two benign controls and six hazards, each a pure function (log, seed).
+
+Every schedule partitions one logical log into delivery batches. The in-order partition (contiguous
+chunks of the canonical order) is the common base; a hazard perturbs it and counts what it did in
+`perturbation`, so the gate can prove the hazard bit. A schedule is plain data: it serialises to
+JSON with event ids (not row positions) and a fingerprint of the log it was built from, and it is
+rebuilt from that file with `schedule_from_json`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from arrivalbench.errors import ScheduleError, UnknownNameError
+from arrivalbench.logs import Log, LogKind, log_from_seed, task_log
+from arrivalbench.seeds import derive_seed, rng
+from arrivalbench.spec import HAZARDS, Task
+
+BATCHES = 6
+SCHEDULE_FORMAT = 1
+SYNTHETIC_COLUMN = ("source_system", "VARCHAR")
+"""The payload column schema evolution adds to a task whose own columns do not evolve."""
+
+
+@dataclass(frozen=True)
+class Crash:
+    """Stop the script after one statement, chosen at replay: crash `slot` of `of` in this schedule."""
+
+    slot: int
+    of: int
+
+    def statement(self, n_statements: int) -> int | None:
+        """1-based statement after which the run stops, spread over 1..n-1; None for a one-statement script.
+
+        When the script has no more crash points than the schedule has crashes, the crashes cycle
+        through every point, so every point of a short script is hit at least once.
+        """
+        points = n_statements - 1
+        if points < 1:
+            return None
+        if points <= self.of:
+            return 1 + self.slot % points
+        if self.of == 1:
+            return points
+        return 1 + round(self.slot * (points - 1) / (self.of - 1))
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One batch: row positions of the log, in arrival order, optionally crashed and redelivered."""
+
+    batch_id: int
+    rows: tuple[int, ...]
+    crash: Crash | None = None
+    omit_columns: tuple[str, ...] = ()
+    add_synthetic: bool = False
+
+
+@dataclass(frozen=True)
+class Schedule:
+    name: str
+    task_id: str
+    seed: int
+    log_kind: LogKind
+    log_seed: int
+    log_fingerprint: str
+    source: str
+    deliveries: tuple[Delivery, ...]
+    perturbation: Mapping[str, int] = field(default_factory=dict)
+
+    def delivered_rows(self) -> int:
+        return sum(len(d.rows) for d in self.deliveries)
+
+    def bites(self) -> bool:
+        """True when the schedule changed delivery (used by the gate for declared hazards)."""
+        return any(v > 0 for v in self.perturbation.values())
+
+
+Builder = Callable[[Log, int], Schedule]
+
+
+@dataclass(frozen=True)
+class ScheduleKind:
+    name: str
+    group: Literal["snapshot", "benign", "ordering", "idempotency", "schema"]
+    log_kind: LogKind
+    build: Builder
+
+
+def _chunks(n: int, batches: int = BATCHES) -> list[list[int]]:
+    """Contiguous, near-equal chunks of 0..n-1 (fewer when n is small; never an empty batch)."""
+    batches = max(1, min(batches, n))
+    return [list(map(int, part)) for part in np.array_split(np.arange(n), batches)]
+
+
+def _schedule(name: str, log: Log, seed: int, batches: list[list[int]], **kw: object) -> Schedule:
+    deliveries = kw.pop("deliveries", None) or tuple(
+        Delivery(batch_id=i + 1, rows=tuple(rows)) for i, rows in enumerate(batches)
+    )
+    return Schedule(
+        name=name,
+        task_id=log.task_id,
+        seed=seed,
+        log_kind=log.kind,
+        log_seed=log.seed,
+        log_fingerprint=log.fingerprint(),
+        source=log.source.name,
+        deliveries=tuple(deliveries),
+        perturbation=dict(kw.pop("perturbation", {})),
+    )
+
+
+def snapshot(log: Log, seed: int) -> Schedule:
+    """The visible log as one batch in canonical order: the test the agent sees."""
+    return _schedule("snapshot", log, seed, [list(range(log.n))])
+
+
+def single_batch(log: Log, seed: int) -> Schedule:
+    """The hidden log as one in-order batch."""
+    return _schedule("single_batch", log, seed, [list(range(log.n))])
+
+
+def in_order_stream(log: Log, seed: int) -> Schedule:
+    """The hidden log as several in-order batches."""
+    return _schedule("in_order_stream", log, seed, _chunks(log.n))
+
+
+def late_arrival(log: Log, seed: int) -> Schedule:
+    """Some events arrive one or two batches late; a deep tail from early batches arrives only at the end."""
+    r = rng("late_arrival", seed)
+    base = _chunks(log.n)
+    last = len(base) - 1
+    batch_of = {row: b for b, rows in enumerate(base) for row in rows}
+    eligible = np.array([row for rows in base[:-1] for row in rows], dtype=np.int64)
+    early = eligible[eligible < log.n // 2]
+    deep_n = max(1, round(0.05 * len(eligible))) if len(early) else 0
+    deep = set(map(int, r.choice(early, size=min(deep_n, len(early)), replace=False))) if deep_n else set()
+    rest = np.array([row for row in eligible if row not in deep], dtype=np.int64)
+    moderate_n = min(len(rest), max(1, round(0.15 * len(eligible)))) if len(rest) else 0
+    moderate = r.choice(rest, size=moderate_n, replace=False) if moderate_n else []
+    arrives = {row: last for row in deep}
+    for row in map(int, moderate):
+        arrives[row] = min(last, batch_of[row] + int(r.integers(1, 3)))
+    batches = [[row for row in rows if row not in arrives] for rows in base]
+    for row in sorted(arrives):
+        batches[arrives[row]].append(row)
+    return _schedule(
+        "late_arrival",
+        log,
+        seed,
+        batches,
+        perturbation={"late_events": len(arrives), "deep_tail_events": len(deep)},
+    )
+
+
+def _same_key_pairs(log: Log) -> list[tuple[int, int]]:
+    """Consecutive events (older, newer) of the same entity, by canonical position."""
+    key = log.column(log.source.entity_key)
+    order = np.lexsort((np.arange(log.n), key))
+    same = key[order][1:] == key[order][:-1]
+    return [(int(a), int(b)) for a, b in zip(order[:-1][same], order[1:][same], strict=True)]
+
+
+def out_of_order(log: Log, seed: int) -> Schedule:
+    """Arrival order differs from event order, across batches and within them.
+
+    With an entity key, older updates of an entity arrive after newer ones: some in a later batch,
+    others later within the same batch. Without one, events swap between neighbouring batches and
+    every batch arrives shuffled.
+    """
+    r = rng("out_of_order", seed)
+    base = _chunks(log.n)
+    batch_of = {row: b for b, rows in enumerate(base) for row in rows}
+    moved: dict[int, int] = {}
+    within_pairs: list[tuple[int, int]] = []
+    if log.source.entity_key:
+        pairs = _same_key_pairs(log)
+        picks = r.permutation(len(pairs))
+        taken: set[int] = set()
+        for idx in picks:
+            older, newer = pairs[idx]
+            if older in taken or newer in taken:
+                continue
+            taken.update((older, newer))
+            if batch_of[older] < len(base) - 1 and r.random() < 0.5:
+                moved[older] = max(batch_of[newer], batch_of[older] + 1)
+            else:
+                moved[older] = batch_of[newer]
+                within_pairs.append((older, newer))
+    else:
+        for b in range(len(base) - 1):
+            k = max(1, len(base[b]) // 10)
+            for row in r.choice(base[b], size=min(k, len(base[b])), replace=False):
+                moved[int(row)] = b + 1
+            for row in r.choice(base[b + 1], size=min(k, len(base[b + 1])), replace=False):
+                if int(row) not in moved:
+                    moved[int(row)] = b
+    batches: list[list[int]] = [[] for _ in base]
+    for row in range(log.n):
+        batches[moved.get(row, batch_of[row])].append(row)
+    arrival = [list(map(int, r.permutation(rows))) for rows in batches]
+    # An older update placed in its newer sibling's batch must arrive after it.
+    for older, newer in within_pairs:
+        rows = arrival[moved[older]]
+        i, j = rows.index(older), rows.index(newer)
+        if i < j:
+            rows[i], rows[j] = rows[j], rows[i]
+    cross = sum(1 for row, b in moved.items() if b != batch_of[row])
+    within = sum(1 for rows in arrival for a, b in zip(rows, rows[1:], strict=False) if b < a)
+    return _schedule(
+        "out_of_order",
+        log,
+        seed,
+        arrival,
+        perturbation={
+            "cross_batch_moves": cross,
+            "within_batch_inversions": within,
+            "same_key_within_batch": len(within_pairs),
+        },
+    )
+
+
+def duplicate_delivery(log: Log, seed: int) -> Schedule:
+    """Some events arrive twice in the same batch; others arrive again in a later batch."""
+    r = rng("duplicate_delivery", seed)
+    base = _chunks(log.n)
+    last = len(base) - 1
+    batches = [list(rows) for rows in base]
+    pool = r.permutation(log.n)
+    n_each = max(1, round(0.08 * log.n))
+    within = [int(x) for x in pool[:n_each]]
+    later = [int(x) for x in pool[n_each : 2 * n_each]]
+    batch_of = {row: b for b, rows in enumerate(base) for row in rows}
+    for row in within:
+        rows = batches[batch_of[row]]
+        pos = rows.index(row)
+        rows.insert(int(r.integers(pos + 1, len(rows) + 1)), row)
+    cross = 0
+    for row in later:
+        b = batch_of[row]
+        if b == last:
+            batches[b].append(row)  # nothing later to redeliver into: a second copy in the same batch
+        else:
+            batches[min(last, b + int(r.integers(1, 3)))].append(row)
+            cross += 1
+    return _schedule(
+        "duplicate_delivery",
+        log,
+        seed,
+        batches,
+        perturbation={"within_batch_duplicates": len(within) + len(later) - cross, "cross_batch_duplicates": cross},
+    )
+
+
+def crash_retry(log: Log, seed: int) -> Schedule:
+    """In four of the six batches the script stops after one statement and the batch is delivered again."""
+    r = rng("crash_retry", seed)
+    base = _chunks(log.n)
+    n_crash = min(len(base), 4)
+    crashed = sorted(int(b) for b in r.choice(len(base), size=n_crash, replace=False))
+    slot_of = {b: i for i, b in enumerate(crashed)}
+    deliveries = tuple(
+        Delivery(
+            batch_id=b + 1,
+            rows=tuple(rows),
+            crash=Crash(slot=slot_of[b], of=n_crash) if b in slot_of else None,
+        )
+        for b, rows in enumerate(base)
+    )
+    return _schedule(
+        "crash_retry", log, seed, base, deliveries=deliveries, perturbation={"crashed_batches": n_crash}
+    )
+
+
+def backfill(log: Log, seed: int) -> Schedule:
+    """A past day is redelivered whole, releasing events that were withheld from its first delivery."""
+    r = rng("backfill", seed)
+    base = _chunks(log.n)
+    day = log.ts_micros() // 86_400_000_000
+    days, counts = np.unique(day[: max(1, log.n // 2)], return_counts=True)
+    candidates = days[counts >= 2] if (counts >= 2).any() else days
+    chosen = int(r.choice(candidates))
+    partition = [int(i) for i in np.flatnonzero(day == chosen)]
+    n_withheld = max(1, round(0.3 * len(partition)))
+    withheld = set(map(int, r.choice(partition, size=min(n_withheld, len(partition) - 1 or 1), replace=False)))
+    batch_of = {row: b for b, rows in enumerate(base) for row in rows}
+    after = min(len(base) - 1, max(batch_of[row] for row in partition) + 2)
+    batches = [[row for row in rows if row not in withheld] for rows in base]
+    batches.insert(after + 1, partition)
+    batches = [rows for rows in batches if rows]
+    return _schedule(
+        "backfill",
+        log,
+        seed,
+        batches,
+        perturbation={"redelivered_events": len(partition) - len(withheld), "released_events": len(withheld)},
+    )
+
+
+def schema_evolution(log: Log, seed: int) -> Schedule:
+    """A payload column is absent from the first batches and present from a batch mid-stream on.
+
+    The task's own evolving column when it declares one (NULL in the log until it appears), or
+    otherwise a synthetic column the target does not need.
+    """
+    r = rng("schema_evolution", seed)
+    base = _chunks(log.n)
+    column = log.source.evolving_column
+    if column:
+        present = ~log.table.column(column).is_null().to_numpy(zero_copy_only=False)
+        first_row = int(np.flatnonzero(present)[0]) if present.any() else log.n
+        starts = next((b for b, rows in enumerate(base) if rows and rows[-1] >= first_row), len(base))
+    else:
+        starts = int(r.integers(len(base) // 2, len(base))) if len(base) > 1 else 0
+    deliveries = tuple(
+        Delivery(
+            batch_id=b + 1,
+            rows=tuple(rows),
+            omit_columns=(column,) if column and b < starts else (),
+            add_synthetic=column is None and b >= starts,
+        )
+        for b, rows in enumerate(base)
+    )
+    return _schedule(
+        "schema_evolution", log, seed, base, deliveries=deliveries, perturbation={"batches_before_column": starts}
+    )
+
+
+REGISTRY: dict[str, ScheduleKind] = {
+    kind.name: kind
+    for kind in (
+        ScheduleKind("snapshot", "snapshot", "visible", snapshot),
+        ScheduleKind("single_batch", "benign", "hidden", single_batch),
+        ScheduleKind("in_order_stream", "benign", "hidden", in_order_stream),
+        ScheduleKind("late_arrival", "ordering", "hidden", late_arrival),
+        ScheduleKind("out_of_order", "ordering", "hidden", out_of_order),
+        ScheduleKind("duplicate_delivery", "idempotency", "hidden", duplicate_delivery),
+        ScheduleKind("crash_retry", "idempotency", "hidden", crash_retry),
+        ScheduleKind("backfill", "idempotency", "hidden", backfill),
+        ScheduleKind("schema_evolution", "schema", "hidden", schema_evolution),
+    )
+}
+SCHEDULE_NAMES: tuple[str, ...] = tuple(REGISTRY)
+BENIGN: tuple[str, ...] = ("single_batch", "in_order_stream")
+assert set(HAZARDS) == {k.name for k in REGISTRY.values() if k.group in ("ordering", "idempotency", "schema")}
+
+
+def get_kind(name: str) -> ScheduleKind:
+    if name not in REGISTRY:
+        raise UnknownNameError("schedule", name, REGISTRY)
+    return REGISTRY[name]
+
+
+def default_schedules(task: Task) -> list[str]:
+    """The snapshot, both benign controls and the task's declared hazards, in registry order."""
+    return [n for n in SCHEDULE_NAMES if n in ("snapshot", *BENIGN) or n in task.spec.hazards]
+
+
+def resolve_schedules(task: Task, selection: str | None) -> list[str]:
+    """Parse a --schedules value: None/'default', 'all', or a comma-separated list of names."""
+    if selection in (None, "", "default"):
+        return default_schedules(task)
+    if selection == "all":
+        return list(SCHEDULE_NAMES)
+    names = [s.strip() for s in selection.split(",") if s.strip()]
+    for name in names:
+        get_kind(name)
+    return names
+
+
+def build_schedule(task: Task, name: str, base_seed: int) -> tuple[Schedule, Log]:
+    """The named schedule of a task for a base seed, with the log it delivers."""
+    kind = get_kind(name)
+    log = task_log(task, kind.log_kind, base_seed)
+    return kind.build(log, derive_seed(task.id, name, base_seed)), log
+
+
+def schedule_to_json(schedule: Schedule, log: Log) -> dict[str, object]:
+    """Plain JSON: deliveries name event ids, so the file reads without the harness."""
+    ids = log.event_ids()
+    return {
+        "format": SCHEDULE_FORMAT,
+        "name": schedule.name,
+        "task": schedule.task_id,
+        "seed": schedule.seed,
+        "log": {"kind": schedule.log_kind, "seed": schedule.log_seed, "fingerprint": schedule.log_fingerprint},
+        "source": schedule.source,
+        "perturbation": dict(schedule.perturbation),
+        "deliveries": [
+            {
+                "batch_id": d.batch_id,
+                "event_ids": [int(ids[row]) for row in d.rows],
+                "crash": {"slot": d.crash.slot, "of": d.crash.of} if d.crash else None,
+                "omit_columns": list(d.omit_columns),
+                "add_synthetic": d.add_synthetic,
+            }
+            for d in schedule.deliveries
+        ],
+    }
+
+
+def schedule_from_json(data: object, task: Task, where: str = "schedule file") -> tuple[Schedule, Log]:
+    """Rebuild a schedule (and its log) from schedule_to_json's output; refuse a file for another log."""
+    try:
+        if not isinstance(data, dict) or data.get("format") != SCHEDULE_FORMAT:
+            raise ScheduleError(f"{where}: not a schedule file of format {SCHEDULE_FORMAT}.")
+        if data["task"] != task.id:
+            raise ScheduleError(f"{where}: built for task '{data['task']}', not '{task.id}'.")
+        get_kind(data["name"])
+        log_info = data["log"]
+        log = log_from_seed(task, log_info["kind"], int(log_info["seed"]))
+        if log.fingerprint() != log_info["fingerprint"]:
+            raise ScheduleError(
+                f"{where}: its log fingerprint differs from the log this harness generates for seed "
+                f"{log_info['seed']} (another harness or task version); rebuild it with 'arrivalbench schedule'."
+            )
+        position = {int(e): i for i, e in enumerate(log.event_ids())}
+        deliveries = tuple(
+            Delivery(
+                batch_id=int(d["batch_id"]),
+                rows=tuple(position[int(e)] for e in d["event_ids"]),
+                crash=Crash(int(d["crash"]["slot"]), int(d["crash"]["of"])) if d.get("crash") else None,
+                omit_columns=tuple(d.get("omit_columns", ())),
+                add_synthetic=bool(d.get("add_synthetic", False)),
+            )
+            for d in data["deliveries"]
+        )
+        return (
+            Schedule(
+                name=data["name"],
+                task_id=task.id,
+                seed=int(data["seed"]),
+                log_kind=log_info["kind"],
+                log_seed=int(log_info["seed"]),
+                log_fingerprint=log_info["fingerprint"],
+                source=data["source"],
+                deliveries=deliveries,
+                perturbation={k: int(v) for k, v in data.get("perturbation", {}).items()},
+            ),
+            log,
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ScheduleError(f"{where}: malformed schedule ({type(exc).__name__}: {exc}).") from None
+
+
+def load_schedule_file(path: str, task: Task) -> tuple[Schedule, Log]:
+    try:
+        text = open(path, encoding="utf-8").read()
+    except OSError as exc:
+        raise ScheduleError(f"{path}: cannot read schedule file ({exc.strerror}).") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ScheduleError(f"{path}: not JSON (line {exc.lineno}: {exc.msg}).") from None
+    return schedule_from_json(data, task, where=path)

@@ -1,0 +1,265 @@
+"""Task spec models and the suite loader: a task is a folder of data, validated by one versioned schema."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Annotated, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from arrivalbench.errors import SpecError, UnknownNameError
+from arrivalbench.sqltypes import SUPPORTED, is_float, is_supported, normalise
+
+SUITE_DIR = Path(__file__).parent / "suite"
+HAZARDS: tuple[str, ...] = (
+    "late_arrival",
+    "out_of_order",
+    "duplicate_delivery",
+    "crash_retry",
+    "backfill",
+    "schema_evolution",
+)
+Hazard = Literal[
+    "late_arrival", "out_of_order", "duplicate_delivery", "crash_retry", "backfill", "schema_evolution"
+]
+Identifier = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _check_types(columns: dict[str, str]) -> dict[str, str]:
+    for name, type_name in columns.items():
+        if not is_supported(type_name):
+            raise ValueError(f"column {name!r} has type {type_name!r}; supported: {SUPPORTED}")
+    return {name: normalise(t) for name, t in columns.items()}
+
+
+class GeneratorSpec(_Strict):
+    kind: str
+    params: dict[str, object] = Field(default_factory=dict)
+
+
+class SourceSpec(_Strict):
+    """One source stream: what the generator produces and how deliveries of it are shaped."""
+
+    name: Identifier
+    columns: dict[str, str]
+    generator: GeneratorSpec
+    entity_key: str | None = Field(
+        default=None, description="column whose successive events change one entity's state"
+    )
+    evolving_column: str | None = Field(
+        default=None, description="payload column that is NULL early in the log and absent from early deliveries"
+    )
+
+    _types = field_validator("columns")(classmethod(lambda cls, v: _check_types(v)))
+
+    @model_validator(mode="after")
+    def _required_columns(self) -> SourceSpec:
+        for col, typ in (("event_id", "BIGINT"), ("ts_event", "TIMESTAMP")):
+            if self.columns.get(col) != typ:
+                raise ValueError(f"source must have column {col} {typ}; found {self.columns.get(col)!r}")
+        for field in ("entity_key", "evolving_column"):
+            col = getattr(self, field)
+            if col is not None and col not in self.columns:
+                raise ValueError(f"{field} {col!r} is not a source column ({', '.join(self.columns)})")
+        return self
+
+
+class Tolerance(_Strict):
+    """Two floats match when |a - b| <= max(abs, rel * max(|a|, |b|))."""
+
+    abs: float = 0.0
+    rel: float = 0.0
+
+
+DEFAULT_FLOAT_TOLERANCE = Tolerance(abs=1e-9, rel=1e-9)
+
+
+class TargetSpec(_Strict):
+    name: Identifier
+    columns: dict[str, str]
+    key: list[str] = Field(min_length=1)
+    tolerance: dict[str, Tolerance] = Field(default_factory=dict)
+
+    _types = field_validator("columns")(classmethod(lambda cls, v: _check_types(v)))
+
+    @field_validator("tolerance", mode="before")
+    @classmethod
+    def _number_means_abs(cls, v: object) -> object:
+        if isinstance(v, dict):
+            return {k: {"abs": t} if isinstance(t, int | float) else t for k, t in v.items()}
+        return v
+
+    @model_validator(mode="after")
+    def _key_and_tolerance(self) -> TargetSpec:
+        for col in self.key:
+            if col not in self.columns:
+                raise ValueError(f"key column {col!r} is not a target column ({', '.join(self.columns)})")
+        for col in self.tolerance:
+            if col not in self.columns:
+                raise ValueError(f"tolerance for unknown column {col!r}")
+            if not is_float(self.columns[col]):
+                raise ValueError(
+                    f"tolerance on {col!r} of type {self.columns[col]}: tolerances belong to float columns only"
+                )
+        return self
+
+    def tolerance_for(self, column: str) -> Tolerance | None:
+        """The tolerance of a float column (declared or the default), None for exact columns."""
+        if not is_float(self.columns[column]):
+            return None
+        return self.tolerance.get(column, DEFAULT_FLOAT_TOLERANCE)
+
+
+class ControlSpec(_Strict):
+    file: str = Field(pattern=r"^controls/[A-Za-z0-9_\-]+\.sql$")
+    fails: list[Hazard]
+
+
+class TaskSpec(_Strict):
+    schema_version: Literal[1] = 1
+    id: Identifier
+    title: str = Field(min_length=1)
+    mode: Literal["create", "modify", "repair"]
+    difficulty: Literal["easy", "medium", "hard"]
+    difficulty_reason: str = ""
+    scenario: Identifier
+    description: str = Field(min_length=1)
+    source: SourceSpec
+    target: TargetSpec
+    hazards: list[Hazard]
+    controls: list[ControlSpec] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TaskSpec:
+        if len(set(self.hazards)) != len(self.hazards):
+            raise ValueError(f"hazards listed twice: {self.hazards}")
+        if ("schema_evolution" in self.hazards) != (self.source.evolving_column is not None):
+            raise ValueError("schema_evolution is declared exactly when source.evolving_column is set")
+        for control in self.controls:
+            undeclared = set(control.fails) - set(self.hazards)
+            if undeclared:
+                raise ValueError(f"control {control.file} fails {sorted(undeclared)}, not declared by the task")
+        return self
+
+
+@dataclass(frozen=True)
+class Task:
+    """A loaded task: its spec and the SQL files beside it."""
+
+    spec: TaskSpec
+    folder: Path
+    oracle_sql: str
+    gold_sql: str
+    controls: dict[str, str]
+    existing_sql: str | None
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    def content_hash(self) -> str:
+        """sha256 over every file of the task folder, so a result can be tied to exact task content."""
+        digest = hashlib.sha256()
+        for path in sorted(p for p in self.folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+            digest.update(path.relative_to(self.folder).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+        return digest.hexdigest()
+
+
+def _format_validation(path: Path, error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+    found = first.get("input")
+    found_text = repr(found) if not isinstance(found, dict) else "a mapping"
+    if len(found_text) > 80:
+        found_text = found_text[:77] + "..."
+    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+    msg = first["msg"].removeprefix("Value error, ")
+    return f"{path}: field '{where}': {msg}; found {found_text}{more}. Fix the task spec and rerun."
+
+
+def _read_text(path: Path, what: str) -> str:
+    if not path.is_file():
+        raise SpecError(f"{path}: missing {what}. Every task folder needs it (see docs/task-authoring.md).")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"{path}: {what} is not UTF-8 ({exc.reason} at byte {exc.start}).") from exc
+
+
+def load_task(folder: Path) -> Task:
+    """Load and validate one task folder; every defect raises SpecError naming the file and field."""
+    from arrivalbench.generators import validate_generator
+
+    folder = Path(folder)
+    spec_path = folder / "task.yaml"
+    raw_text = _read_text(spec_path, "task.yaml")
+    try:
+        raw = yaml.safe_load(raw_text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        raise SpecError(f"{spec_path}:{where} is not valid YAML ({getattr(exc, 'problem', exc)}).") from exc
+    if not isinstance(raw, dict):
+        raise SpecError(f"{spec_path}: expected a mapping of task fields, found {type(raw).__name__}.")
+    try:
+        spec = TaskSpec.model_validate(raw)
+    except ValidationError as exc:
+        raise SpecError(_format_validation(spec_path, exc)) from None
+    if spec.id != folder.name:
+        raise SpecError(f"{spec_path}: field 'id' is {spec.id!r} but the folder is {folder.name!r}; make them equal.")
+    try:
+        validate_generator(spec.source)
+    except (ValueError, UnknownNameError) as exc:
+        raise SpecError(f"{spec_path}: field 'source.generator': {exc}") from None
+    controls = {c.file: _read_text(folder / c.file, f"control {c.file}") for c in spec.controls}
+    existing_path = folder / "existing.sql"
+    if spec.mode in ("modify", "repair"):
+        existing = _read_text(existing_path, "existing.sql (required for modify and repair tasks)")
+    else:
+        existing = existing_path.read_text(encoding="utf-8") if existing_path.is_file() else None
+    return Task(
+        spec=spec,
+        folder=folder,
+        oracle_sql=_read_text(folder / "oracle.sql", "oracle.sql"),
+        gold_sql=_read_text(folder / "gold.sql", "gold.sql"),
+        controls=controls,
+        existing_sql=existing,
+    )
+
+
+@cache
+def _suite(suite_dir: Path) -> dict[str, Task]:
+    tasks = {}
+    for folder in sorted(p for p in suite_dir.iterdir() if (p / "task.yaml").is_file()):
+        task = load_task(folder)
+        tasks[task.id] = task
+    return tasks
+
+
+def load_suite(suite_dir: Path = SUITE_DIR) -> dict[str, Task]:
+    """All tasks of a suite folder, by id, in name order."""
+    return _suite(Path(suite_dir).resolve())
+
+
+def get_task(task_id: str, suite_dir: Path = SUITE_DIR) -> Task:
+    tasks = load_suite(suite_dir)
+    if task_id not in tasks:
+        raise UnknownNameError("task", task_id, tasks, hint=" List them with: arrivalbench tasks")
+    return tasks[task_id]
+
+
+def suite_hash(suite_dir: Path = SUITE_DIR) -> str:
+    """One hash over every task's content hash, in id order."""
+    digest = hashlib.sha256()
+    for task_id, task in load_suite(suite_dir).items():
+        digest.update(f"{task_id}:{task.content_hash()}\n".encode())
+    return digest.hexdigest()
