@@ -119,4 +119,13 @@ def ts_array(micros: np.ndarray) -> pa.Array:
     return pa.array(micros.astype(np.int64), pa.int64()).cast(pa.timestamp("us"))
 
 
-from arrivalbench.generators import entity_changes, orders_refunds, sales  # noqa: E402, F401
+def _load_archetypes() -> None:
+    """Import every module of this package: each registers its generator when imported."""
+    import importlib
+    import pkgutil
+
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
+
+
+_load_archetypes()

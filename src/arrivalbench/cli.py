@@ -1,0 +1,246 @@
+"""The command line: one Typer app, each command a thin call into the modules that do the work."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from arrivalbench.engines import Limits
+from arrivalbench.errors import ArrivalBenchError, PipelineInputError
+from arrivalbench.seeds import DEFAULT_SEED
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Grade incremental SQL pipelines by replaying them under adversarial delivery schedules.",
+)
+out = Console()
+err = Console(stderr=True)
+VERDICT_STYLE = {"PASS": "green", "FAIL": "bold red", "ERROR": "bold yellow"}
+
+TaskOpt = Annotated[str, typer.Option("--task", "-t", help="Task id (see: arrivalbench tasks).")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Base seed for logs and schedules.")]
+
+
+def read_pipeline(path: Path) -> str:
+    """The pipeline's text, or a PipelineInputError saying what is wrong with the file."""
+    if not path.exists():
+        raise PipelineInputError(f"{path}: pipeline file not found; pass the path of a .sql file.")
+    if not path.is_file():
+        raise PipelineInputError(f"{path}: is not a file; pass the path of a .sql file.")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise PipelineInputError(
+            f"{path}: not UTF-8 (byte {exc.start}: {exc.reason}); save the pipeline as UTF-8."
+        ) from None
+    except OSError as exc:
+        raise PipelineInputError(f"{path}: cannot read the pipeline ({exc.strerror}).") from None
+
+
+@app.command()
+def tasks(
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable list.")] = False,
+    show_hash: Annotated[bool, typer.Option("--hash", help="Print the suite's content hash.")] = False,
+) -> None:
+    """List the built-in tasks with mode, difficulty, scenario and declared hazards."""
+    from arrivalbench.spec import load_suite, suite_hash
+
+    if show_hash:
+        out.print(suite_hash(), highlight=False)
+        return
+    suite = load_suite()
+    if as_json:
+        rows = [
+            {
+                "id": t.id,
+                "mode": t.spec.mode,
+                "difficulty": t.spec.difficulty,
+                "scenario": t.spec.scenario,
+                "hazards": list(t.spec.hazards),
+                "controls": [{"file": c.file, "fails": list(c.fails)} for c in t.spec.controls],
+            }
+            for t in suite.values()
+        ]
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
+    table = Table(title=f"{len(suite)} tasks")
+    for col in ("id", "mode", "difficulty", "scenario", "hazards", "controls"):
+        table.add_column(col)
+    for t in suite.values():
+        table.add_row(
+            t.id, t.spec.mode, t.spec.difficulty, t.spec.scenario, ", ".join(t.spec.hazards), str(len(t.spec.controls))
+        )
+    out.print(table)
+
+
+def _detail(entry: dict[str, Any]) -> str:
+    if entry["verdict"] == "ERROR":
+        where = f"batch {entry['batch']}" + (f", statement {entry['statement']}" if entry["statement"] else "")
+        message = entry["message"].splitlines()[0] if entry["message"] else ""
+        return f"{entry['error_class']} at {where}: {message[:160]}"
+    if entry["verdict"] == "FAIL":
+        diff = entry["diff"]
+        counts = ", ".join(f"{k} {v}" for k, v in diff["counts"].items() if v)
+        return f"{counts}; right rows {diff['right_rows_share']:.1%}"
+    return ""
+
+
+@app.command()
+def grade(
+    task: TaskOpt,
+    pipeline: Annotated[Path, typer.Option("--pipeline", "-p", help="The pipeline's SQL file.")],
+    schedules: Annotated[
+        str | None,
+        typer.Option(help="'all', or comma-separated schedule names; default: snapshot, benign, declared hazards."),
+    ] = None,
+    seed: SeedOpt = DEFAULT_SEED,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the verdict record as JSON.")] = False,
+    schedule_file: Annotated[
+        Path | None, typer.Option(help="Replay one schedule from a file written by 'arrivalbench schedule'.")
+    ] = None,
+    statement_timeout: Annotated[float, typer.Option(help="Seconds per statement before it is interrupted.")] = 10.0,
+    memory_limit: Annotated[str, typer.Option(help="DuckDB memory limit per replay, e.g. 1GB.")] = "1GB",
+) -> None:
+    """Grade one pipeline of a task: PASS, FAIL or ERROR per schedule."""
+    from arrivalbench.grade import Grader, dumps, replay_command
+    from arrivalbench.schedules import load_schedule_file, resolve_schedules
+    from arrivalbench.spec import get_task
+
+    the_task = get_task(task)
+    script = read_pipeline(pipeline)
+    prebuilt = None
+    if schedule_file is not None:
+        schedule, log = load_schedule_file(str(schedule_file), the_task)
+        names, prebuilt = [schedule.name], {schedule.name: (schedule, log)}
+    else:
+        names = resolve_schedules(the_task, schedules)
+    if statement_timeout <= 0:
+        raise PipelineInputError(f"--statement-timeout must be positive; found {statement_timeout}.")
+    limits = Limits(statement_timeout=statement_timeout, memory_limit=memory_limit)
+    with Grader(seed=seed, limits=limits) as grader:
+        record, _ = grader.grade(the_task, script, names, where=str(pipeline), prebuilt=prebuilt)
+    if as_json:
+        sys.stdout.write(dumps(record))
+        return
+    table = Table(title=f"{the_task.id} · {pipeline} · seed {seed}")
+    table.add_column("schedule")
+    table.add_column("verdict")
+    table.add_column("detail", overflow="fold")
+    for name, entry in record["verdicts"].items():
+        style = VERDICT_STYLE[entry["verdict"]]
+        table.add_row(name, f"[{style}]{entry['verdict']}[/]", _detail(entry))
+    out.print(table)
+    bad = [n for n, e in record["verdicts"].items() if e["verdict"] != "PASS"]
+    if bad:
+        out.print("Replay one of these with:", style="dim")
+        out.print("  " + replay_command(the_task.id, bad[0], seed, str(pipeline)), highlight=False, soft_wrap=True)
+
+
+@app.command()
+def schedule(
+    task: TaskOpt,
+    schedule_name: Annotated[str, typer.Option("--schedule", "-s", help="Schedule name.")],
+    seed: SeedOpt = DEFAULT_SEED,
+    out_path: Annotated[Path | None, typer.Option("--out", "-o", help="Write the JSON here (default: stdout).")] = None,
+) -> None:
+    """Build one schedule of a task and write it as JSON, to inspect or to replay with grade --schedule-file."""
+    from arrivalbench.schedules import build_schedule, schedule_to_json
+    from arrivalbench.spec import get_task
+
+    the_task = get_task(task)
+    built, log = build_schedule(the_task, schedule_name, seed)
+    text = json.dumps(schedule_to_json(built, log), indent=1) + "\n"
+    if out_path is None:
+        sys.stdout.write(text)
+        return
+    tmp = out_path.with_name(out_path.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out_path)
+    except OSError as exc:
+        raise PipelineInputError(f"{out_path}: cannot write the schedule ({exc.strerror}).") from None
+    err.print(
+        f"wrote {out_path}: {len(built.deliveries)} deliveries, {built.delivered_rows()} rows, "
+        f"perturbation {dict(built.perturbation)}",
+        highlight=False,
+    )
+
+
+@app.command()
+def gate(
+    task_ids: Annotated[str | None, typer.Option("--tasks", help="Comma-separated task ids (default: all).")] = None,
+    seed: SeedOpt = DEFAULT_SEED,
+    matrix: Annotated[bool, typer.Option("--matrix", help="Also print each task's verdict matrix.")] = False,
+) -> None:
+    """Admissibility gate over the built-in suite; exits 1 when any task is rejected."""
+    from arrivalbench.gate import TaskGate, gate_suite
+    from arrivalbench.grade import Grader
+    from arrivalbench.spec import get_task, load_suite
+
+    suite = load_suite()
+    chosen = [get_task(t.strip()) for t in task_ids.split(",")] if task_ids else list(suite.values())
+    started = time.perf_counter()
+
+    def report(result: TaskGate) -> None:
+        mark = "[green]admitted[/]" if result.admitted else f"[bold red]rejected ({len(result.violations)})[/]"
+        controls = len(result.task.spec.controls)
+        out.print(
+            f"{mark:>28}  {result.task.id:<28} {result.task.spec.mode:<7} {result.task.spec.difficulty:<7} "
+            f"hazards {len(result.task.spec.hazards)}  controls {controls}",
+            highlight=False,
+        )
+        for violation in result.violations:
+            out.print(f"      - {violation}", highlight=False, soft_wrap=True)
+        if matrix:
+            table = Table(show_header=True, box=None, padding=(0, 1))
+            table.add_column("artifact")
+            for s in result.schedules:
+                table.add_column(s)
+            for artifact, verdicts in result.verdicts.items():
+                cells = [f"[{VERDICT_STYLE[verdicts[s]]}]{verdicts[s]}[/]" for s in result.schedules]
+                table.add_row(artifact, *cells)
+            out.print(table)
+
+    with Grader(seed=seed) as grader:
+        results = gate_suite(chosen, grader, on_task=report)
+    admitted = sum(r.admitted for r in results)
+    summary = Table(title="gate summary")
+    for col in ("tasks", "admitted", "rejected", "golds", "controls", "violations", "seconds"):
+        summary.add_column(col)
+    summary.add_row(
+        str(len(results)),
+        str(admitted),
+        str(len(results) - admitted),
+        str(len(results)),
+        str(sum(len(r.task.spec.controls) for r in results)),
+        str(sum(len(r.violations) for r in results)),
+        f"{time.perf_counter() - started:.1f}",
+    )
+    out.print(summary)
+    if admitted < len(results):
+        raise typer.Exit(1)
+
+
+def main() -> None:
+    """Console entry point: user errors become one line on stderr and exit code 2."""
+    try:
+        app()
+    except ArrivalBenchError as exc:
+        err.print(f"arrivalbench: error: {exc}", highlight=False, markup=False, soft_wrap=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        err.print("arrivalbench: interrupted", highlight=False)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,18 @@
+-- Persist every change once, then rebuild the current state from the full history.
+CREATE TABLE IF NOT EXISTS customer_changes (
+    event_id    BIGINT PRIMARY KEY,
+    ts_event    TIMESTAMP,
+    customer_id INTEGER,
+    status      VARCHAR,
+    tier        VARCHAR
+);
+
+INSERT OR IGNORE INTO customer_changes
+SELECT DISTINCT ON (event_id) event_id, ts_event, customer_id, status, tier
+FROM customers_batch
+ORDER BY event_id, _arrival_seq;
+
+CREATE OR REPLACE TABLE customer_state AS
+SELECT customer_id, status, tier, ts_event AS updated_at
+FROM customer_changes
+QUALIFY row_number() OVER (PARTITION BY customer_id ORDER BY ts_event DESC, event_id DESC) = 1;
