@@ -184,6 +184,7 @@ def gate(
     """Admissibility gate over the built-in suite; exits 1 when any task is rejected."""
     from arrivalbench.gate import TaskGate, gate_suite
     from arrivalbench.grade import Grader
+    from arrivalbench.schedules import REGISTRY
     from arrivalbench.spec import get_task, load_suite
 
     suite = load_suite()
@@ -192,10 +193,10 @@ def gate(
 
     def report(result: TaskGate) -> None:
         mark = "[green]admitted[/]" if result.admitted else f"[bold red]rejected ({len(result.violations)})[/]"
-        controls = len(result.task.spec.controls)
+        spec = result.task.spec
         out.print(
-            f"{mark:>28}  {result.task.id:<28} {result.task.spec.mode:<7} {result.task.spec.difficulty:<7} "
-            f"hazards {len(result.task.spec.hazards)}  controls {controls}",
+            f"{mark} {spec.id} ({spec.mode}, {spec.difficulty}): "
+            f"{len(spec.hazards)} hazards, {len(spec.controls)} controls",
             highlight=False,
         )
         for violation in result.violations:
@@ -204,10 +205,10 @@ def gate(
             table = Table(show_header=True, box=None, padding=(0, 1))
             table.add_column("artifact")
             for s in result.schedules:
-                table.add_column(s)
+                table.add_column(REGISTRY[s].label)
             for artifact, verdicts in result.verdicts.items():
                 cells = [f"[{VERDICT_STYLE[verdicts[s]]}]{verdicts[s]}[/]" for s in result.schedules]
-                table.add_row(artifact, *cells)
+                table.add_row(artifact.removeprefix("controls/").removesuffix(".sql"), *cells)
             out.print(table)
 
     with Grader(seed=seed) as grader:

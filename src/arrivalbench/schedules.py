@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from itertools import pairwise
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -90,6 +92,8 @@ class ScheduleKind:
     group: Literal["snapshot", "benign", "ordering", "idempotency", "schema"]
     log_kind: LogKind
     build: Builder
+    label: str
+    """A short column header for tables."""
 
 
 def _chunks(n: int, batches: int = BATCHES) -> list[list[int]]:
@@ -211,7 +215,7 @@ def out_of_order(log: Log, seed: int) -> Schedule:
         if i < j:
             rows[i], rows[j] = rows[j], rows[i]
     cross = sum(1 for row, b in moved.items() if b != batch_of[row])
-    within = sum(1 for rows in arrival for a, b in zip(rows, rows[1:], strict=False) if b < a)
+    within = sum(1 for rows in arrival for a, b in pairwise(rows) if b < a)
     return _schedule(
         "out_of_order",
         log,
@@ -334,15 +338,15 @@ def schema_evolution(log: Log, seed: int) -> Schedule:
 REGISTRY: dict[str, ScheduleKind] = {
     kind.name: kind
     for kind in (
-        ScheduleKind("snapshot", "snapshot", "visible", snapshot),
-        ScheduleKind("single_batch", "benign", "hidden", single_batch),
-        ScheduleKind("in_order_stream", "benign", "hidden", in_order_stream),
-        ScheduleKind("late_arrival", "ordering", "hidden", late_arrival),
-        ScheduleKind("out_of_order", "ordering", "hidden", out_of_order),
-        ScheduleKind("duplicate_delivery", "idempotency", "hidden", duplicate_delivery),
-        ScheduleKind("crash_retry", "idempotency", "hidden", crash_retry),
-        ScheduleKind("backfill", "idempotency", "hidden", backfill),
-        ScheduleKind("schema_evolution", "schema", "hidden", schema_evolution),
+        ScheduleKind("snapshot", "snapshot", "visible", snapshot, "snap"),
+        ScheduleKind("single_batch", "benign", "hidden", single_batch, "single"),
+        ScheduleKind("in_order_stream", "benign", "hidden", in_order_stream, "stream"),
+        ScheduleKind("late_arrival", "ordering", "hidden", late_arrival, "late"),
+        ScheduleKind("out_of_order", "ordering", "hidden", out_of_order, "order"),
+        ScheduleKind("duplicate_delivery", "idempotency", "hidden", duplicate_delivery, "dup"),
+        ScheduleKind("crash_retry", "idempotency", "hidden", crash_retry, "crash"),
+        ScheduleKind("backfill", "idempotency", "hidden", backfill, "backfill"),
+        ScheduleKind("schema_evolution", "schema", "hidden", schema_evolution, "schema"),
     )
 }
 SCHEDULE_NAMES: tuple[str, ...] = tuple(REGISTRY)
@@ -450,9 +454,9 @@ def schedule_from_json(data: object, task: Task, where: str = "schedule file") -
 
 def load_schedule_file(path: str, task: Task) -> tuple[Schedule, Log]:
     try:
-        text = open(path, encoding="utf-8").read()
-    except OSError as exc:
-        raise ScheduleError(f"{path}: cannot read schedule file ({exc.strerror}).") from None
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScheduleError(f"{path}: cannot read schedule file ({getattr(exc, 'strerror', None) or exc}).") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

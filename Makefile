@@ -1,0 +1,33 @@
+# Two commands on a fresh machine (Python 3.11 and make): `make demo` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: install demo test lint clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## demo: gate the built-in suite, grading every gold and negative control, and print the tables
+demo: $(STAMP)
+	$(VENV)/bin/arrivalbench tasks
+	$(VENV)/bin/arrivalbench gate --matrix
+
+## test: lint, then the whole test suite; pytest's "no tests collected" (exit 5) is a failure here
+test: $(STAMP)
+	$(PY) -m ruff check src tests
+	@$(PY) -m pytest; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing on purpose"; exit 1; fi; \
+	exit $$rc
+
+lint: $(STAMP)
+	$(PY) -m ruff check src tests
+	$(PY) -m ruff format --check src tests
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache .hypothesis
