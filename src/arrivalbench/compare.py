@@ -183,8 +183,6 @@ def compare(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> Compari
             changed += differ
             right += same
         counts["changed"] = changed
-        if changed_columns:
-            examples["changed_columns"] = [changed_columns]
     finally:
         con.close()
 
@@ -197,4 +195,6 @@ def compare(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> Compari
         "actual_rows": actual.num_rows,
         "right_rows_share": round(right / total, 6) if total else 1.0,
     }
+    if changed_columns:
+        diff["changed_columns"] = changed_columns
     return Comparison(equal, diff)

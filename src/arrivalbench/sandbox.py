@@ -23,6 +23,8 @@ from arrivalbench.spec import Task
 
 KILL_GRACE_SECONDS = 5.0
 """How long past the statement timeout a silent worker is given before it is killed."""
+WORKER_ADDRESS_SPACE = 8 << 30
+"""A backstop under DuckDB's own memory limit: past this the worker's allocations fail, not the host."""
 
 
 def screen(engine: Engine, statements: list[Statement]) -> RunError | None:
@@ -166,4 +168,7 @@ def _death(exitcode: int | None) -> str:
 
 
 if __name__ == "__main__":
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (WORKER_ADDRESS_SPACE, WORKER_ADDRESS_SPACE))
     _serve(Connection(int(sys.argv[1])))

@@ -188,7 +188,7 @@ def _format_validation(path: Path, error: ValidationError) -> str:
 
 def _read_text(path: Path, what: str) -> str:
     if not path.is_file():
-        raise SpecError(f"{path}: missing {what}. Every task folder needs it (see docs/task-authoring.md).")
+        raise SpecError(f"{path}: missing {what}. Every task folder needs it (see docs/architecture.md).")
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -240,7 +240,7 @@ def load_task(folder: Path) -> Task:
 def _suite(suite_dir: Path) -> dict[str, Task]:
     tasks = {}
     for folder in sorted(p for p in suite_dir.iterdir() if (p / "task.yaml").is_file()):
-        task = load_task(folder)
+        task = _task(folder)
         tasks[task.id] = task
     return tasks
 
@@ -251,10 +251,18 @@ def load_suite(suite_dir: Path = SUITE_DIR) -> dict[str, Task]:
 
 
 def get_task(task_id: str, suite_dir: Path = SUITE_DIR) -> Task:
-    tasks = load_suite(suite_dir)
-    if task_id not in tasks:
-        raise UnknownNameError("task", task_id, tasks, hint=" List them with: arrivalbench tasks")
-    return tasks[task_id]
+    """One task by id; loads only that folder, so a broken neighbour does not block it."""
+    suite_dir = Path(suite_dir).resolve()
+    folder = suite_dir / task_id
+    if not (folder / "task.yaml").is_file() or not task_id.isidentifier():
+        known = [p.name for p in suite_dir.iterdir() if (p / "task.yaml").is_file()]
+        raise UnknownNameError("task", task_id, known, hint=" List them with: arrivalbench tasks")
+    return _task(folder)
+
+
+@cache
+def _task(folder: Path) -> Task:
+    return load_task(folder)
 
 
 def suite_hash(suite_dir: Path = SUITE_DIR) -> str:
