@@ -123,8 +123,6 @@ def grade(
         names, prebuilt = [schedule.name], {schedule.name: (schedule, log)}
     else:
         names = resolve_schedules(the_task, schedules)
-    if statement_timeout <= 0:
-        raise PipelineInputError(f"--statement-timeout must be positive; found {statement_timeout}.")
     limits = Limits(statement_timeout=statement_timeout, memory_limit=memory_limit)
     with Grader(seed=seed, limits=limits) as grader:
         record, _ = grader.grade(the_task, script, names, where=str(pipeline), prebuilt=prebuilt)

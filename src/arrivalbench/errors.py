@@ -24,6 +24,10 @@ class UnknownNameError(ArrivalBenchError):
         super().__init__(f"Unknown {kind} '{name}'.{suggestion}{hint}")
 
 
+class UsageError(ArrivalBenchError):
+    """An option value that cannot work (a non-positive timeout, an unreadable memory size)."""
+
+
 class PipelineInputError(ArrivalBenchError):
     """A pipeline file that cannot be graded at all (missing, not UTF-8, empty)."""
 

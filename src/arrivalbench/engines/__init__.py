@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Protocol
 
 import pyarrow as pa
 
-from arrivalbench.errors import UnknownNameError
+from arrivalbench.errors import UnknownNameError, UsageError
+
+_MEMORY = re.compile(r"^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -21,8 +24,16 @@ class Statement:
 
 @dataclass(frozen=True)
 class Limits:
+    """Per-statement time limit (seconds) and per-replay engine memory limit (e.g. '1GB')."""
+
     statement_timeout: float = 10.0
     memory_limit: str = "1GB"
+
+    def __post_init__(self) -> None:
+        if not self.statement_timeout > 0:
+            raise UsageError(f"statement timeout must be a positive number of seconds; found {self.statement_timeout}.")
+        if not _MEMORY.match(self.memory_limit.strip()):
+            raise UsageError(f"memory limit must look like 512MB or 2GB; found {self.memory_limit!r}.")
 
 
 class Session(Protocol):
