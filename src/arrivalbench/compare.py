@@ -72,9 +72,37 @@ def _matches(column: str, target: TargetSpec) -> str:
     )
 
 
+def _same_kind(a: pa.DataType, b: pa.DataType) -> bool:
+    return a == b or (pa.types.is_integer(a) and pa.types.is_integer(b)) or (
+        pa.types.is_decimal(a) and pa.types.is_decimal(b)
+    )
+
+
+def _identical(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> bool:
+    """Fast path: the same rows exactly, after a lossless numeric cast. False means "look closer"."""
+    if actual.num_rows != expected.num_rows:
+        return False
+    by_lower = {n.lower(): n for n in actual.column_names}
+    columns = {}
+    for name, field in zip(expected.column_names, expected.schema, strict=True):
+        column = actual.column(by_lower[name.lower()])
+        if not _same_kind(column.type, field.type):
+            return False
+        try:
+            columns[name] = column.cast(field.type)  # safe cast: raises rather than lose a digit
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return False
+    order = [(name, "ascending") for name in expected.column_names]
+    return pa.table(columns).sort_by(order).equals(expected.sort_by(order))
+
+
 def compare(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> Comparison:
     """Compare the final target with the expected one; `equal` is the verdict, `diff` explains it."""
     schema = _schema_diff(actual, target)
+    if schema is None and _identical(expected, actual, target):
+        diff = {"counts": dict.fromkeys(KINDS, 0), "examples": {}, "expected_rows": expected.num_rows,
+                "actual_rows": actual.num_rows, "right_rows_share": 1.0}
+        return Comparison(True, diff)
     counts = dict.fromkeys(KINDS, 0)
     if schema is not None:
         counts["schema"] = sum(len(v) for v in schema.values())
