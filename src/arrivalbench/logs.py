@@ -1,10 +1,17 @@
-"""A task's two logical logs: the visible one (snapshot test) and the hidden one (every other schedule)."""
+"""A task's two logical logs: the visible one (snapshot test) and the hidden one (every other schedule).
+
+A log holds one table per source. Schedules are built over the log's *spine*: every event of
+every source in one canonical order (event time, ties by event id), so one schedule interleaves
+all sources per batch and a hazard can hit an event of either stream. A delivery's rows are spine
+positions; `split` turns them back into per-source row positions, keeping arrival order.
+"""
 
 from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
 
 import numpy as np
@@ -15,30 +22,93 @@ from arrivalbench.seeds import derive_seed
 from arrivalbench.spec import SourceSpec, Task
 
 LogKind = Literal["visible", "hidden"]
+ENTITY_BLOCK = 1 << 32
+"""Entity keys of source i are offset by i * ENTITY_BLOCK on the spine, so streams never pair."""
+
+
+@dataclass(frozen=True)
+class Spine:
+    source: np.ndarray  # index of the source of each event
+    row: np.ndarray  # position of the event in its source's table
+    event_id: np.ndarray
+    ts: np.ndarray  # event time, microseconds
 
 
 @dataclass(frozen=True, eq=False)
 class Log:
-    """One logical log of one source, in canonical order (event time, ties by event id)."""
+    """One logical log: the primary source's table and any further sources', each in canonical order."""
 
     task_id: str
     kind: LogKind
     seed: int
     source: SourceSpec
     table: pa.Table = field(repr=False)
+    others: tuple[tuple[SourceSpec, pa.Table], ...] = field(default=(), repr=False)
+
+    @property
+    def sources(self) -> tuple[SourceSpec, ...]:
+        return (self.source, *(s for s, _ in self.others))
+
+    @property
+    def tables(self) -> dict[str, pa.Table]:
+        return {self.source.name: self.table, **{s.name: t for s, t in self.others}}
+
+    @cached_property
+    def spine(self) -> Spine:
+        tables = list(self.tables.values())
+        ids = np.concatenate([t.column("event_id").to_numpy() for t in tables])
+        ts = np.concatenate([t.column("ts_event").cast(pa.int64()).to_numpy() for t in tables])
+        source = np.concatenate([np.full(t.num_rows, i, dtype=np.int64) for i, t in enumerate(tables)])
+        row = np.concatenate([np.arange(t.num_rows, dtype=np.int64) for t in tables])
+        order = np.lexsort((ids, ts)) if len(tables) > 1 else np.arange(len(ids))
+        return Spine(source=source[order], row=row[order], event_id=ids[order], ts=ts[order])
 
     @property
     def n(self) -> int:
-        return self.table.num_rows
+        return len(self.spine.event_id)
 
     def event_ids(self) -> np.ndarray:
-        return self.table.column("event_id").to_numpy()
+        return self.spine.event_id
 
     def ts_micros(self) -> np.ndarray:
-        return self.table.column("ts_event").cast(pa.int64()).to_numpy()
+        return self.spine.ts
 
-    def column(self, name: str) -> np.ndarray:
-        return self.table.column(name).to_numpy(zero_copy_only=False)
+    def entity_keys(self) -> np.ndarray | None:
+        """Per spine event, the entity whose state it changes; None when no source has an entity key.
+
+        Events of a source without an entity key get distinct negative keys, so they pair with nothing.
+        """
+        if not any(s.entity_key for s in self.sources):
+            return None
+        spine = self.spine
+        keys = -np.arange(1, self.n + 1, dtype=np.int64)
+        for i, (spec, table) in enumerate(zip(self.sources, self.tables.values(), strict=True)):
+            if spec.entity_key:
+                mine = spine.source == i
+                values = table.column(spec.entity_key).to_numpy(zero_copy_only=False).astype(np.int64)
+                keys[mine] = values[spine.row[mine]] + i * ENTITY_BLOCK
+        return keys
+
+    def evolving(self) -> tuple[str, str, np.ndarray] | None:
+        """(source, column, present-per-spine-event) for the source whose column appears mid-stream."""
+        for i, (spec, table) in enumerate(zip(self.sources, self.tables.values(), strict=True)):
+            if spec.evolving_column:
+                values = table.column(spec.evolving_column).is_null().to_numpy(zero_copy_only=False)
+                present = np.zeros(self.n, dtype=bool)
+                mine = self.spine.source == i
+                present[mine] = ~values[self.spine.row[mine]]
+                return spec.name, spec.evolving_column, present
+        return None
+
+    def split(self, rows: tuple[int, ...] | np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Spine positions -> per source: (rows of its table, their positions in `rows`), arrival order kept."""
+        rows = np.asarray(rows, dtype=np.int64)
+        source = self.spine.source[rows]
+        parts = {}
+        for i, spec in enumerate(self.sources):
+            where = np.flatnonzero(source == i)
+            parts[spec.name] = (self.spine.row[rows[where]], where)
+        return parts
 
     def fingerprint(self) -> str:
         """sha256 over event ids and times: identifies the log a schedule file was built from."""
@@ -62,12 +132,20 @@ def task_log(task: Task, kind: LogKind, base_seed: int) -> Log:
 
 
 def log_from_seed(task: Task, kind: LogKind, seed: int) -> Log:
-    source = task.spec.source
-    key = (task.id, kind, seed, source.model_dump_json())
+    sources = task.spec.sources
+    key = (task.id, kind, seed, "|".join(s.model_dump_json() for s in sources))
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
-    log = Log(task_id=task.id, kind=kind, seed=seed, source=source, table=make_log(source, seed))
+    tables = [make_log(s, seed, index=i) for i, s in enumerate(sources)]
+    log = Log(
+        task_id=task.id,
+        kind=kind,
+        seed=seed,
+        source=sources[0],
+        table=tables[0],
+        others=tuple(zip(sources[1:], tables[1:], strict=True)),
+    )
     _CACHE[key] = log
     if len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)

@@ -39,7 +39,7 @@ def compute_oracle(task: Task, log: Log, engine: Engine) -> pa.Table:
     """Expected target for one log of a task."""
     where = str(task.folder / "oracle.sql")
     try:
-        result = engine.query({task.spec.source.name: log.table}, task.oracle_sql)
+        result = engine.query(log.tables, task.oracle_sql)
     except Exception as exc:
         raise OracleError(f"{where}: the oracle query failed on the {log.kind} log: {exc}") from None
     return conform(result, task.spec.target, where)

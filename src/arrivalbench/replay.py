@@ -45,18 +45,33 @@ class ReplayResult:
     statements_run: int
 
 
+def delivery_tables(log: Log, delivery: Delivery, first_seq: int) -> dict[str, pa.Table]:
+    """One table per source holding exactly this delivery's rows, with arrival metadata.
+
+    `_arrival_seq` numbers the delivery's rows from first_seq in arrival order across all sources;
+    `_batch_id` is the delivery's. A source with no rows in this delivery gets an empty table.
+    """
+    seqs = np.arange(first_seq, first_seq + len(delivery.rows), dtype=np.int64)
+    omitted = {tuple(entry.split(".", 1)) for entry in delivery.omit_columns}
+    tables = {}
+    for index, (name, (rows, positions)) in enumerate(log.split(delivery.rows).items()):
+        table = log.tables[name].take(pa.array(rows, pa.int64()))
+        drop = [column for source, column in omitted if source == name]
+        if drop:
+            table = table.drop_columns(drop)
+        if delivery.add_synthetic and index == 0:
+            column, _ = SYNTHETIC_COLUMN
+            values = SYNTHETIC_VALUES[table.column("event_id").to_numpy() % len(SYNTHETIC_VALUES)]
+            table = table.append_column(column, pa.array(values, pa.string()))
+        n = table.num_rows
+        table = table.append_column("_arrival_seq", pa.array(seqs[positions]))
+        tables[name] = table.append_column("_batch_id", pa.array(np.full(n, delivery.batch_id, dtype=np.int64)))
+    return tables
+
+
 def delivery_table(log: Log, delivery: Delivery, first_seq: int) -> pa.Table:
-    """Exactly one delivery's rows, with arrival metadata: `_arrival_seq` counts from first_seq."""
-    table = log.table.take(pa.array(delivery.rows, pa.int64()))
-    if delivery.omit_columns:
-        table = table.drop_columns(list(delivery.omit_columns))
-    if delivery.add_synthetic:
-        name, _ = SYNTHETIC_COLUMN
-        values = SYNTHETIC_VALUES[table.column("event_id").to_numpy() % len(SYNTHETIC_VALUES)]
-        table = table.append_column(name, pa.array(values, pa.string()))
-    n = table.num_rows
-    table = table.append_column("_arrival_seq", pa.array(np.arange(first_seq, first_seq + n, dtype=np.int64)))
-    return table.append_column("_batch_id", pa.array(np.full(n, delivery.batch_id, dtype=np.int64)))
+    """The primary source's batch table (the only one for a single-source task)."""
+    return delivery_tables(log, delivery, first_seq)[log.source.name]
 
 
 class Watchdog:
@@ -121,15 +136,15 @@ def replay(
     """Deliver every batch of the schedule, run the script once per delivery, read the target at the end."""
     guard = watchdog()
     database = engine.open(limits)
-    batch_name = f"{schedule.source}_batch"
     spent = 0.0
     ran = 0
 
-    def run(delivery: Delivery, table: pa.Table, upto: int) -> RunError | None:
+    def run(delivery: Delivery, tables: dict[str, pa.Table], upto: int) -> RunError | None:
         nonlocal spent, ran
         session = database.session()
         try:
-            session.load_batch(batch_name, table)
+            for name, table in tables.items():
+                session.load_batch(f"{name}_batch", table)
             for statement in statements[:upto]:
                 heartbeat(delivery.batch_id, statement.index)
                 started = time.perf_counter()
@@ -152,14 +167,14 @@ def replay(
     try:
         seq = 1
         for delivery in schedule.deliveries:
-            table = delivery_table(log, delivery, seq)
-            seq += table.num_rows
+            tables = delivery_tables(log, delivery, seq)
+            seq += len(delivery.rows)
             crash_at = delivery.crash.statement(len(statements)) if delivery.crash else None
             if crash_at is not None:
-                error = run(delivery, table, crash_at)
+                error = run(delivery, tables, crash_at)
                 if error:
                     return ReplayResult(None, error, spent, ran)
-            error = run(delivery, table, len(statements))
+            error = run(delivery, tables, len(statements))
             if error:
                 return ReplayResult(None, error, spent, ran)
         last = schedule.deliveries[-1].batch_id if schedule.deliveries else None

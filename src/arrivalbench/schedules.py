@@ -60,7 +60,9 @@ class Delivery:
     rows: tuple[int, ...]
     crash: Crash | None = None
     omit_columns: tuple[str, ...] = ()
+    """'source.column' entries absent from this delivery's batch table."""
     add_synthetic: bool = False
+    """Whether the primary source's batch carries SYNTHETIC_COLUMN."""
 
 
 @dataclass(frozen=True)
@@ -162,9 +164,8 @@ def late_arrival(log: Log, seed: int) -> Schedule:
     )
 
 
-def _same_key_pairs(log: Log) -> list[tuple[int, int]]:
+def _same_key_pairs(log: Log, key: np.ndarray) -> list[tuple[int, int]]:
     """Consecutive events (older, newer) of the same entity, by canonical position."""
-    key = log.column(log.source.entity_key)
     order = np.lexsort((np.arange(log.n), key))
     same = key[order][1:] == key[order][:-1]
     return [(int(a), int(b)) for a, b in zip(order[:-1][same], order[1:][same], strict=True)]
@@ -182,8 +183,9 @@ def out_of_order(log: Log, seed: int) -> Schedule:
     batch_of = {row: b for b, rows in enumerate(base) for row in rows}
     moved: dict[int, int] = {}
     within_pairs: list[tuple[int, int]] = []
-    if log.source.entity_key:
-        pairs = _same_key_pairs(log)
+    keys = log.entity_keys()
+    if keys is not None:
+        pairs = _same_key_pairs(log, keys)
         picks = r.permutation(len(pairs))
         taken: set[int] = set()
         for idx in picks:
@@ -191,8 +193,8 @@ def out_of_order(log: Log, seed: int) -> Schedule:
             if older in taken or newer in taken:
                 continue
             taken.update((older, newer))
-            if batch_of[older] < len(base) - 1 and r.random() < 0.5:
-                moved[older] = max(batch_of[newer], batch_of[older] + 1)
+            if batch_of[newer] < len(base) - 1 and r.random() < 0.5:
+                moved[older] = batch_of[newer] + 1  # the older update arrives a batch after the newer one
             else:
                 moved[older] = batch_of[newer]
                 within_pairs.append((older, newer))
@@ -314,19 +316,20 @@ def schema_evolution(log: Log, seed: int) -> Schedule:
     """
     r = rng("schema_evolution", seed)
     base = _chunks(log.n)
-    column = log.source.evolving_column
-    if column:
-        present = ~log.table.column(column).is_null().to_numpy(zero_copy_only=False)
+    evolving = log.evolving()
+    if evolving:
+        source, column, present = evolving
         first_row = int(np.flatnonzero(present)[0]) if present.any() else log.n
         starts = next((b for b, rows in enumerate(base) if rows and rows[-1] >= first_row), len(base))
     else:
         starts = int(r.integers(len(base) // 2, len(base))) if len(base) > 1 else 0
+    omit = (f"{source}.{column}",) if evolving else ()
     deliveries = tuple(
         Delivery(
             batch_id=b + 1,
             rows=tuple(rows),
-            omit_columns=(column,) if column and b < starts else (),
-            add_synthetic=column is None and b >= starts,
+            omit_columns=omit if b < starts else (),
+            add_synthetic=evolving is None and b >= starts,
         )
         for b, rows in enumerate(base)
     )

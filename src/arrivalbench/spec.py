@@ -132,17 +132,39 @@ class TaskSpec(_Strict):
     difficulty_reason: str = ""
     scenario: Identifier
     description: str = Field(min_length=1)
-    source: SourceSpec
+    sources: list[SourceSpec] = Field(min_length=1)
+    """One stream per source, each delivered as `<name>_batch`; a single `source:` in YAML is a list of one."""
     target: TargetSpec
     hazards: list[Hazard]
     controls: list[ControlSpec] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_source_is_a_list(cls, data: object) -> object:
+        if isinstance(data, dict) and "source" in data:
+            if "sources" in data:
+                raise ValueError("give either 'source' (one stream) or 'sources' (a list), not both")
+            data = {**data, "sources": [data["source"]]}
+            del data["source"]
+        return data
+
+    @property
+    def source(self) -> SourceSpec:
+        """The primary (first) source."""
+        return self.sources[0]
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskSpec:
         if len(set(self.hazards)) != len(self.hazards):
             raise ValueError(f"hazards listed twice: {self.hazards}")
-        if ("schema_evolution" in self.hazards) != (self.source.evolving_column is not None):
-            raise ValueError("schema_evolution is declared exactly when source.evolving_column is set")
+        names = [s.name for s in self.sources]
+        if len(set(names)) != len(names):
+            raise ValueError(f"source names must be distinct; found {names}")
+        evolving = [s.name for s in self.sources if s.evolving_column]
+        if len(evolving) > 1:
+            raise ValueError(f"at most one source may have an evolving_column; found {evolving}")
+        if ("schema_evolution" in self.hazards) != bool(evolving):
+            raise ValueError("schema_evolution is declared exactly when a source sets evolving_column")
         for control in self.controls:
             undeclared = set(control.fails) - set(self.hazards)
             if undeclared:
@@ -216,10 +238,12 @@ def load_task(folder: Path) -> Task:
         raise SpecError(_format_validation(spec_path, exc)) from None
     if spec.id != folder.name:
         raise SpecError(f"{spec_path}: field 'id' is {spec.id!r} but the folder is {folder.name!r}; make them equal.")
-    try:
-        validate_generator(spec.source)
-    except (ValueError, UnknownNameError) as exc:
-        raise SpecError(f"{spec_path}: field 'source.generator': {exc}") from None
+    for i, source in enumerate(spec.sources):
+        try:
+            validate_generator(source)
+        except (ValueError, UnknownNameError) as exc:
+            field = "source" if len(spec.sources) == 1 else f"sources.{i}"
+            raise SpecError(f"{spec_path}: field '{field}.generator': {exc}") from None
     controls = {c.file: _read_text(folder / c.file, f"control {c.file}") for c in spec.controls}
     existing_path = folder / "existing.sql"
     if spec.mode in ("modify", "repair"):

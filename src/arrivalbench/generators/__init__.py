@@ -77,14 +77,18 @@ def validate_generator(source: SourceSpec) -> None:
         )
 
 
-def make_log(source: SourceSpec, seed: int) -> pa.Table:
+ID_BLOCK = 100_000_000
+"""Event ids of the i-th source of a task start at 100_000 + i * ID_BLOCK, so they never collide."""
+
+
+def make_log(source: SourceSpec, seed: int, index: int = 0) -> pa.Table:
     """The logical log of one source: unique event ids, declared columns and types, canonical order."""
     generator = get_generator(source.generator.kind)
     params = _params(source)
     random = rng("log", source.name, seed)
     columns = generator.build(params, random)
     n = len(columns["ts_event"])
-    event_ids = 100_000 + random.permutation(n).astype(np.int64) + 1
+    event_ids = 100_000 + index * ID_BLOCK + random.permutation(n).astype(np.int64) + 1
     ts = columns["ts_event"].cast(pa.int64()).to_numpy()
     order = np.lexsort((event_ids, ts))
     indices = pa.array(order)
