@@ -178,10 +178,10 @@ def gate(
     task_ids: Annotated[str | None, typer.Option("--tasks", help="Comma-separated task ids (default: all).")] = None,
     seed: SeedOpt = DEFAULT_SEED,
     matrix: Annotated[bool, typer.Option("--matrix", help="Also print each task's verdict matrix.")] = False,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Tasks gated in parallel (default: one per core).")] = 0,
 ) -> None:
     """Admissibility gate over the built-in suite; exits 1 when any task is rejected."""
     from arrivalbench.gate import TaskGate, gate_suite
-    from arrivalbench.grade import Grader
     from arrivalbench.schedules import REGISTRY
     from arrivalbench.spec import get_task, load_suite
 
@@ -209,8 +209,9 @@ def gate(
                 table.add_row(artifact.removeprefix("controls/").removesuffix(".sql"), *cells)
             out.print(table)
 
-    with Grader(seed=seed) as grader:
-        results = gate_suite(chosen, grader, on_task=report)
+    import os
+
+    results = gate_suite(chosen, seed=seed, jobs=jobs or os.cpu_count() or 1, on_task=report)
     admitted = sum(r.admitted for r in results)
     summary = Table(title="gate summary")
     for col in ("tasks", "admitted", "rejected", "golds", "controls", "violations", "seconds"):
@@ -225,8 +226,29 @@ def gate(
         f"{time.perf_counter() - started:.1f}",
     )
     out.print(summary)
+    out.print(composition(results), highlight=False)
     if admitted < len(results):
         raise typer.Exit(1)
+
+
+def composition(results: list[Any]) -> str:
+    """Counts the suite is held to: modes, difficulty bands, scenarios, declarations, controls."""
+    from collections import Counter
+
+    from arrivalbench.spec import HAZARDS
+
+    specs = [r.task.spec for r in results]
+    modes = Counter(s.mode for s in specs)
+    bands = Counter(s.difficulty for s in specs)
+    declared = Counter(h for s in specs for h in s.hazards)
+    lines = [
+        "modes: " + ", ".join(f"{m} {modes[m]}" for m in ("create", "modify", "repair")),
+        "difficulty: " + ", ".join(f"{d} {bands[d]}" for d in ("easy", "medium", "hard")),
+        f"scenarios: {len({s.scenario for s in specs})}",
+        "declared: " + ", ".join(f"{h} {declared[h]}" for h in HAZARDS),
+        f"negative controls: {sum(len(s.controls) for s in specs)}",
+    ]
+    return "\n".join(lines)
 
 
 def main() -> None:

@@ -3,7 +3,10 @@
 - the gold passes the snapshot, both benign controls and every declared hazard;
 - every negative control passes the snapshot and both benign controls and fails exactly its
   declared hazards, silently (FAIL, not ERROR);
-- every declared hazard perturbs that task's delivery;
+- every declared hazard perturbs that task's delivery, and changes the final state of at least
+  one control or naive baseline (a hazard nothing can notice is over-declared);
+- the oracle is unambiguous: no repeated key, the same result on shuffled input, on two seeds;
+- a modify or repair task's existing pipeline does not already pass the snapshot;
 - the description carries no hazard vocabulary.
 """
 
@@ -12,11 +15,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from arrivalbench.baselines import BASELINES, baseline_script
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.grade import Grader
 from arrivalbench.leak import scan
+from arrivalbench.logs import task_log
+from arrivalbench.oracle import oracle_defects
 from arrivalbench.schedules import BENIGN, default_schedules
 from arrivalbench.spec import Task
+
+ORACLE_SEEDS = 2
+"""Number of hidden logs (base seeds) on which the oracle's stability is checked."""
 
 GOLD = "gold.sql"
 
@@ -38,7 +47,9 @@ class TaskGate:
     task: Task
     schedules: list[str]
     verdicts: dict[str, dict[str, str]] = field(default_factory=dict)
-    """artifact -> schedule -> PASS | FAIL | ERROR"""
+    """artifact -> schedule -> PASS | FAIL | ERROR (gold, controls and naive baselines)"""
+    sensitive: dict[str, list[str]] = field(default_factory=dict)
+    """declared hazard -> the controls and baselines whose final state it changes"""
     violations: list[Violation] = field(default_factory=list)
 
     @property
@@ -72,9 +83,18 @@ def gate_task(task: Task, grader: Grader) -> TaskGate:
         if not schedule.bites():
             violate(f"declared hazard does not perturb delivery ({dict(schedule.perturbation)})", schedule=hazard)
 
+    for seed_offset in range(ORACLE_SEEDS):
+        seed = grader.seed + seed_offset
+        try:
+            for defect in oracle_defects(task, task_log(task, "hidden", seed), grader.engine, seed):
+                violate(defect, artifact="oracle.sql")
+        except ArrivalBenchError as exc:
+            violate(str(exc), artifact="oracle.sql")
+
     artifacts = [(GOLD, task.gold_sql, set())] + [
         (c.file, task.controls[c.file], set(c.fails)) for c in task.spec.controls
     ]
+    records: dict[str, dict[str, dict[str, object]]] = {}
     for name, script, fails in artifacts:
         try:
             record, _ = grader.grade(task, script, schedules, where=str(task.folder / name))
@@ -82,6 +102,7 @@ def gate_task(task: Task, grader: Grader) -> TaskGate:
             violate(str(exc), artifact=name)
             continue
         verdicts = record["verdicts"]
+        records[name] = verdicts
         result.verdicts[name] = {s: v["verdict"] for s, v in verdicts.items()}
         for schedule_name, entry in verdicts.items():
             verdict = entry["verdict"]
@@ -95,16 +116,74 @@ def gate_task(task: Task, grader: Grader) -> TaskGate:
                 kind = "benign control" if schedule_name in BENIGN else "schedule"
                 hint = "" if name == GOLD else " (declare it in 'fails' if intended)"
                 violate(f"{role} must pass this {kind}: {_describe(entry)}{hint}", name, schedule_name)
+
+    if task.existing_sql is not None and task.spec.mode in ("modify", "repair"):
+        record, _ = grader.grade(task, task.existing_sql, ["snapshot"], where=str(task.folder / "existing.sql"))
+        if record["verdicts"]["snapshot"]["verdict"] == "PASS":
+            violate(f"the existing pipeline already passes the snapshot: nothing to {task.spec.mode}", "existing.sql")
+
+    for baseline in BASELINES:
+        script = baseline_script(task, baseline)
+        if script is not None:
+            record, _ = grader.grade(task, script, schedules, where=f"baseline {baseline}")
+            records[f"baseline:{baseline}"] = record["verdicts"]
+            result.verdicts[f"baseline:{baseline}"] = {s: v["verdict"] for s, v in record["verdicts"].items()}
+    for hazard in task.spec.hazards:
+        result.sensitive[hazard] = [
+            name for name, verdicts in records.items() if name != GOLD and _changed(verdicts, hazard)
+        ]
+        if not result.sensitive[hazard]:
+            violate(
+                "no control or naive baseline ends differently under it than in order; "
+                "add a control that this hazard breaks, or stop declaring it",
+                schedule=hazard,
+            )
     return result
 
 
+def _changed(verdicts: dict[str, dict[str, object]], hazard: str) -> bool:
+    """Whether an artifact's outcome under a hazard differs from its outcome on the in-order stream."""
+    if hazard not in verdicts or "in_order_stream" not in verdicts:
+        return False
+    strip = lambda entry: {k: v for k, v in entry.items() if k != "schedule_sha256"}  # noqa: E731
+    return strip(verdicts[hazard]) != strip(verdicts["in_order_stream"])
+
+
+_GRADER: Grader | None = None
+
+
+def _gate_in_worker(task: Task, seed: int) -> TaskGate:
+    global _GRADER
+    if _GRADER is None:
+        _GRADER = Grader(seed=seed)
+    return gate_task(task, _GRADER)
+
+
 def gate_suite(
-    tasks: Iterable[Task], grader: Grader, on_task: Callable[[TaskGate], None] | None = None
+    tasks: Iterable[Task],
+    seed: int,
+    jobs: int = 1,
+    on_task: Callable[[TaskGate], None] | None = None,
 ) -> list[TaskGate]:
-    results = []
-    for task in tasks:
-        outcome = gate_task(task, grader)
-        results.append(outcome)
-        if on_task:
-            on_task(outcome)
+    """Gate every task, `jobs` tasks at a time; results come back in the order given."""
+    tasks = list(tasks)
+    if jobs <= 1 or len(tasks) <= 1:
+        results = []
+        with Grader(seed=seed) as grader:
+            for task in tasks:
+                results.append(gate_task(task, grader))
+                if on_task:
+                    on_task(results[-1])
+        return results
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        futures = [pool.submit(_gate_in_worker, task, seed) for task in tasks]
+        results = []
+        for future in futures:
+            results.append(future.result())
+            if on_task:
+                on_task(results[-1])
     return results

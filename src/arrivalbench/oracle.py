@@ -43,3 +43,36 @@ def compute_oracle(task: Task, log: Log, engine: Engine) -> pa.Table:
     except Exception as exc:
         raise OracleError(f"{where}: the oracle query failed on the {log.kind} log: {exc}") from None
     return conform(result, task.spec.target, where)
+
+
+def oracle_defects(task: Task, log: Log, engine: Engine, seed: int) -> list[str]:
+    """Why this log's oracle result would be ambiguous: a repeated key, or dependence on row order.
+
+    The oracle runs again on every source table shuffled (seeded); the two results must be equal.
+    """
+    from arrivalbench.compare import compare
+    from arrivalbench.seeds import rng
+
+    expected = compute_oracle(task, log, engine)
+    defects = []
+    keys = expected.select(task.spec.target.key)
+    distinct = keys.group_by(task.spec.target.key).aggregate([]).num_rows
+    if distinct != keys.num_rows:
+        defects.append(f"the oracle repeats a key of the target on the {log.kind} log (seed {seed})")
+    r = rng("oracle-shuffle", task.id, seed)
+    shuffled = {name: t.take(r.permutation(t.num_rows)) for name, t in log.tables.items()}
+    first, *rest = log.sources
+    shuffled_log = Log(
+        task_id=log.task_id,
+        kind=log.kind,
+        seed=log.seed,
+        source=first,
+        table=shuffled[first.name],
+        others=tuple((s, shuffled[s.name]) for s in rest),
+    )
+    again = compute_oracle(task, shuffled_log, engine)
+    comparison = compare(expected, again, task.spec.target)
+    if not comparison.equal:
+        counts = {k: v for k, v in comparison.diff["counts"].items() if v}
+        defects.append(f"the oracle's result depends on row order (seed {seed}: {counts}); make its ties explicit")
+    return defects
