@@ -231,6 +231,23 @@ def gate(
         raise typer.Exit(1)
 
 
+@app.command("new-task")
+def new_task_command(
+    name: Annotated[str, typer.Argument(help="Task id: lower-case letters, digits, underscores.")],
+    mode: Annotated[str, typer.Option(help="create, modify or repair.")] = "create",
+    generator: Annotated[str, typer.Option(help="Log generator kind.")] = "sales",
+    suite_dir: Annotated[Path | None, typer.Option(help="Suite folder (default: the built-in suite).")] = None,
+) -> None:
+    """Scaffold a working task folder to edit (see docs/task-authoring.md)."""
+    from arrivalbench.scaffold import new_task
+    from arrivalbench.spec import SUITE_DIR
+
+    folder = new_task(name, mode=mode, generator=generator, suite_dir=suite_dir or SUITE_DIR)
+    out.print(f"created {folder}", highlight=False)
+    if suite_dir is None:
+        out.print(f"check it with: arrivalbench gate --tasks {name} --matrix", highlight=False)
+
+
 def composition(results: list[Any]) -> str:
     """Counts the suite is held to: modes, difficulty bands, scenarios, declarations, controls."""
     from collections import Counter
