@@ -248,6 +248,122 @@ def new_task_command(
         out.print(f"check it with: arrivalbench gate --tasks {name} --matrix", highlight=False)
 
 
+RunOpt = Annotated[Path, typer.Argument(help="A run directory.")]
+
+
+@app.command("make-corpus")
+def make_corpus_command(
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help="New run directory.")],
+    seed: SeedOpt = DEFAULT_SEED,
+    task_ids: Annotated[str | None, typer.Option("--tasks", help="Comma-separated task ids (default: all).")] = None,
+) -> None:
+    """Build the reference corpus (gold, controls, naive baselines) as a run directory, ungraded."""
+    from arrivalbench.corpus import make_corpus
+
+    ids = [t.strip() for t in task_ids.split(",")] if task_ids else None
+    if ids:
+        from arrivalbench.spec import get_task
+
+        for task_id in ids:
+            get_task(task_id)
+    run = make_corpus(out_dir, seed=seed, task_ids=ids)
+    cells = run.cells()
+    out.print(f"wrote {out_dir}: {len(cells)} cells in arms {', '.join(run.manifest['arms'])}", highlight=False)
+
+
+def _summary_table(run: Any) -> Table:
+    from arrivalbench.spec import get_task
+    from arrivalbench.stats import arm_summaries
+
+    cells = run.cells()
+    tasks = {c.task: get_task(c.task) for c in cells}
+    table = Table(title=f"{run.path}: rates over tasks")
+    for col in ("arm", "tasks", "cells", "snapshot-pass", "gap", "error", "all-in"):
+        table.add_column(col, justify="right" if col not in ("arm",) else "left")
+    pct = lambda x: "—" if x is None else f"{x:.1%}"  # noqa: E731
+    for s in arm_summaries(cells, run.verdicts(), tasks):
+        table.add_row(s.arm, str(s.tasks), str(s.cells), pct(s.snapshot_pass), pct(s.gap), pct(s.error), pct(s.all_in))
+    return table
+
+
+@app.command("grade-run")
+def grade_run(
+    run_dir: RunOpt,
+    workers: Annotated[int, typer.Option("--workers", "-w", help="Parallel workers (default: one per core).")] = 0,
+    executor: Annotated[str, typer.Option(help="local or ray.")] = "local",
+    ray_address: Annotated[str | None, typer.Option(help="Ray cluster address (executor ray).")] = None,
+) -> None:
+    """Grade every ungraded (cell, schedule) of a run directory, resuming where a sweep stopped."""
+    from collections import Counter
+
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from arrivalbench.store import RunDir
+    from arrivalbench.sweep import sweep
+
+    run = RunDir.open(run_dir)
+    counts: Counter[str] = Counter()
+    progress = Progress(
+        TextColumn("[bold]grading"), BarColumn(), MofNCompleteColumn(), TextColumn("cells"),
+        TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+        TextColumn("{task.fields[verdicts]}"), console=err, transient=False,
+    )
+    bar = progress.add_task("sweep", total=None, rate="", verdicts="")
+    started = time.perf_counter()
+
+    def planned(n: int) -> None:
+        progress.update(bar, total=n)
+
+    def arrived(result: list[Any]) -> None:
+        counts.update(r["verdict"] for r, _ in result)
+        done = progress.tasks[0].completed + 1
+        rate = done / max(time.perf_counter() - started, 1e-9)
+        shown = " ".join(f"{k} {counts[k]}" for k in ("PASS", "FAIL", "ERROR"))
+        progress.update(bar, advance=1, rate=f"{rate:.1f} cells/s", verdicts=shown)
+
+    with progress:
+        report = sweep(run, workers=workers or None, executor=executor, ray_address=ray_address,
+                       on_result=arrived, on_plan=planned)
+    out.print(f"graded {report.units} cells ({report.rows} verdicts) in {report.seconds:.1f} s", highlight=False)
+    out.print(_summary_table(run))
+
+
+@app.command()
+def regrade(
+    run_dir: RunOpt,
+    verify_rows: Annotated[bool, typer.Option("--verify", help="Compare re-graded rows with the stored ones.")] = True,
+    workers: Annotated[int, typer.Option("--workers", "-w")] = 0,
+) -> None:
+    """Re-execute every stored artifact into a scratch copy; exit 1 if any verdict row differs."""
+    from arrivalbench.store import RunDir
+    from arrivalbench.sweep import verify
+
+    run = RunDir.open(run_dir)
+    mismatches = verify(run, workers=workers or None)
+    rows = run.verdicts().num_rows
+    if mismatches:
+        for line in mismatches:
+            out.print(line, highlight=False)
+        out.print(f"{len(mismatches)} of {rows} verdict rows differ", style="bold red")
+        raise typer.Exit(1)
+    out.print(f"all {rows} verdict rows reproduced byte for byte", highlight=False)
+
+
+@app.command()
+def summary(run_dir: RunOpt) -> None:
+    """Print the per-arm rates of a graded run (read only)."""
+    from arrivalbench.store import RunDir
+
+    out.print(_summary_table(RunDir.open(run_dir)))
+
+
 def composition(results: list[Any]) -> str:
     """Counts the suite is held to: modes, difficulty bands, scenarios, declarations, controls."""
     from collections import Counter

@@ -189,11 +189,16 @@ class Task:
 
     def content_hash(self) -> str:
         """sha256 over every file of the task folder, so a result can be tied to exact task content."""
-        digest = hashlib.sha256()
-        for path in sorted(p for p in self.folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-            digest.update(path.relative_to(self.folder).as_posix().encode() + b"\0")
-            digest.update(path.read_bytes() + b"\0")
-        return digest.hexdigest()
+        return folder_hash(self.folder)
+
+
+def folder_hash(folder: Path) -> str:
+    """sha256 over the relative paths and bytes of every file under a folder, in path order."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def _format_validation(path: Path, error: ValidationError) -> str:
@@ -290,8 +295,8 @@ def _task(folder: Path) -> Task:
 
 
 def suite_hash(suite_dir: Path = SUITE_DIR) -> str:
-    """One hash over every task's content hash, in id order."""
+    """One hash over every task folder's content hash, in name order (files as they are on disk)."""
     digest = hashlib.sha256()
-    for task_id, task in load_suite(suite_dir).items():
-        digest.update(f"{task_id}:{task.content_hash()}\n".encode())
+    for folder in sorted(p for p in Path(suite_dir).iterdir() if (p / "task.yaml").is_file()):
+        digest.update(f"{folder.name}:{folder_hash(folder)}\n".encode())
     return digest.hexdigest()

@@ -1,0 +1,365 @@
+"""Run directories: manifest, content-addressed artifacts, the cell list and verdict rows.
+
+    RUN_DIR/
+      manifest.json          harness and engine versions, suite hash, base seed, arms, config
+      artifacts/<sha>.sql    every graded script, named by the sha256 of its bytes
+      cells.parquet          one row per (arm, task, sample): the artifact or why there is none
+      verdicts.parquet       one row per (cell, schedule); rows are byte-stable
+      verdicts.journal       rows appended as they arrive (JSON lines), folded into the parquet
+      timings.parquet        seconds per (cell, schedule), kept apart so verdict rows stay stable
+      sweep.lock             present while a sweep writes
+
+Every write of a whole file goes to a temporary name first and is renamed into place. The cell
+list is always read from cells.parquet, never by listing artifacts/.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from arrivalbench import __version__
+from arrivalbench.errors import ArrivalBenchError
+
+RUN_FORMAT = 1
+CELL_KEY = ("arm", "task", "sample")
+VERDICT_KEY = (*CELL_KEY, "schedule")
+
+CELLS_SCHEMA = pa.schema(
+    [
+        ("arm", pa.string()),
+        ("task", pa.string()),
+        ("sample", pa.int64()),
+        ("artifact_sha256", pa.string()),
+        ("no_artifact_reason", pa.string()),
+        ("snapshot_by_turn", pa.list_(pa.string())),
+        ("tokens", pa.int64()),
+        ("stop_reason", pa.string()),
+    ]
+)
+VERDICTS_SCHEMA = pa.schema(
+    [
+        ("arm", pa.string()),
+        ("task", pa.string()),
+        ("sample", pa.int64()),
+        ("schedule", pa.string()),
+        ("artifact_sha256", pa.string()),
+        ("verdict", pa.string()),
+        ("error_class", pa.string()),
+        ("batch", pa.int64()),
+        ("statement", pa.int64()),
+        ("missing", pa.int64()),
+        ("extra", pa.int64()),
+        ("duplicate_key", pa.int64()),
+        ("changed", pa.int64()),
+        ("schema", pa.int64()),
+        ("right_rows_share", pa.float64()),
+        ("seed", pa.int64()),
+        ("schedule_sha256", pa.string()),
+        ("record", pa.string()),
+    ]
+)
+TIMINGS_SCHEMA = pa.schema(
+    [
+        ("arm", pa.string()),
+        ("task", pa.string()),
+        ("sample", pa.int64()),
+        ("schedule", pa.string()),
+        ("wall_seconds", pa.float64()),
+        ("statement_seconds", pa.float64()),
+    ]
+)
+
+
+class RunStoreError(ArrivalBenchError):
+    """A run directory that cannot be used as it is."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    arm: str
+    task: str
+    sample: int
+    artifact_sha256: str | None = None
+    no_artifact_reason: str | None = None
+    snapshot_by_turn: tuple[str, ...] = ()
+    tokens: int | None = None
+    stop_reason: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.arm, self.task, self.sample)
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def _write_parquet(path: Path, table: pa.Table) -> None:
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd")
+    _atomic_write(path, sink.getvalue().to_pybytes())
+
+
+def _read_parquet(path: Path, schema: pa.Schema) -> pa.Table:
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise RunStoreError(
+            f"{path}: unreadable Parquet ({exc}); restore it from a copy, or delete it to re-grade."
+        ) from None
+    missing = [f.name for f in schema if f.name not in table.column_names]
+    if missing:
+        raise RunStoreError(f"{path}: missing columns {missing}; it was not written by this version of ArrivalBench.")
+    return table.select(schema.names).cast(schema)
+
+
+def verdict_row(cell: Cell, schedule: str, seed: int, entry: dict[str, Any]) -> dict[str, Any]:
+    """One verdict row from a grade record's entry for one schedule."""
+    counts = entry.get("diff", {}).get("counts", {})
+    return {
+        "arm": cell.arm,
+        "task": cell.task,
+        "sample": cell.sample,
+        "schedule": schedule,
+        "artifact_sha256": cell.artifact_sha256,
+        "verdict": entry["verdict"],
+        "error_class": entry.get("error_class"),
+        "batch": entry.get("batch"),
+        "statement": entry.get("statement"),
+        **{kind: counts.get(kind) for kind in ("missing", "extra", "duplicate_key", "changed", "schema")},
+        "right_rows_share": entry.get("diff", {}).get("right_rows_share") if entry["verdict"] == "FAIL" else None,
+        "seed": seed,
+        "schedule_sha256": entry.get("schedule_sha256"),
+        "record": json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False),
+    }
+
+
+class RunDir:
+    """A run directory on disk. Create with RunDir.create, open with RunDir.open."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+
+    # -- creation and opening ------------------------------------------------------------
+    @classmethod
+    def create(
+        cls,
+        path: Path,
+        *,
+        suite_hash: str,
+        base_seed: int,
+        engine: str,
+        engine_version: str,
+        config: dict[str, Any],
+        cells: list[Cell],
+        artifacts: dict[str, str],
+    ) -> RunDir:
+        """Write a new run: artifacts first, then cells, then the manifest (which marks it complete)."""
+        path = Path(path)
+        if (path / "manifest.json").exists():
+            raise RunStoreError(f"{path}: a run already exists here; choose a new --out or remove it.")
+        (path / "artifacts").mkdir(parents=True, exist_ok=True)
+        run = cls(path)
+        for sha, text in artifacts.items():
+            if sha256_text(text) != sha:
+                raise ValueError(f"artifact key {sha} is not the sha256 of its text")
+            target = run.artifact_path(sha)
+            if not target.exists():
+                _atomic_write(target, text.encode("utf-8"))
+        run.write_cells(cells)
+        manifest = {
+            "format": RUN_FORMAT,
+            "harness_version": __version__,
+            "engine": engine,
+            "engine_version": engine_version,
+            "suite_hash": suite_hash,
+            "base_seed": base_seed,
+            "arms": sorted({c.arm for c in cells}),
+            "config": config,
+            "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        }
+        _atomic_write(path / "manifest.json", (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode())
+        return run
+
+    @classmethod
+    def open(cls, path: Path) -> RunDir:
+        path = Path(path)
+        manifest = path / "manifest.json"
+        if not manifest.is_file():
+            raise RunStoreError(f"{path}: not a run directory (no manifest.json); create one with 'arrivalbench make-corpus'.")
+        run = cls(path)
+        run.manifest  # noqa: B018  (validates)
+        return run
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        path = self.path / "manifest.json"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise RunStoreError(f"{path}: unreadable manifest ({exc}).") from None
+        if data.get("format") != RUN_FORMAT:
+            raise RunStoreError(f"{path}: run format {data.get('format')!r}, this harness reads {RUN_FORMAT}.")
+        return data
+
+    # -- artifacts and cells ---------------------------------------------------------------
+    def artifact_path(self, sha: str) -> Path:
+        return self.path / "artifacts" / f"{sha}.sql"
+
+    def artifact(self, sha: str) -> str:
+        path = self.artifact_path(sha)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError:
+            raise RunStoreError(f"{path}: artifact listed in cells.parquet is missing; restore it or remove the cell.") from None
+        if sha256_text(text) != sha:
+            raise RunStoreError(f"{path}: content does not match its sha256 name; the file was altered.")
+        return text
+
+    def write_cells(self, cells: Iterable[Cell]) -> None:
+        rows = sorted(cells, key=lambda c: c.key)
+        table = pa.Table.from_pylist(
+            [
+                {
+                    "arm": c.arm,
+                    "task": c.task,
+                    "sample": c.sample,
+                    "artifact_sha256": c.artifact_sha256,
+                    "no_artifact_reason": c.no_artifact_reason,
+                    "snapshot_by_turn": list(c.snapshot_by_turn),
+                    "tokens": c.tokens,
+                    "stop_reason": c.stop_reason,
+                }
+                for c in rows
+            ],
+            schema=CELLS_SCHEMA,
+        )
+        _write_parquet(self.path / "cells.parquet", table)
+
+    def cells(self) -> list[Cell]:
+        table = _read_parquet(self.path / "cells.parquet", CELLS_SCHEMA)
+        return [
+            Cell(
+                arm=r["arm"],
+                task=r["task"],
+                sample=r["sample"],
+                artifact_sha256=r["artifact_sha256"],
+                no_artifact_reason=r["no_artifact_reason"],
+                snapshot_by_turn=tuple(r["snapshot_by_turn"] or ()),
+                tokens=r["tokens"],
+                stop_reason=r["stop_reason"],
+            )
+            for r in table.to_pylist()
+        ]
+
+    # -- verdicts ------------------------------------------------------------------------------
+    @property
+    def journal_path(self) -> Path:
+        return self.path / "verdicts.journal"
+
+    def append(self, rows: list[dict[str, Any]], timings: list[dict[str, Any]]) -> None:
+        """Append verdict rows durably (one JSON line each, fsynced); a torn last line is ignored on read."""
+        lines = "".join(json.dumps({"verdict": r, "timing": t}, sort_keys=True) + "\n" for r, t in zip(rows, timings, strict=True))
+        with open(self.journal_path, "a", encoding="utf-8") as handle:
+            handle.write(lines)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def _journal(self) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+        if not self.journal_path.exists():
+            return
+        with open(self.journal_path, encoding="utf-8") as handle:
+            for line in handle:
+                if not line.endswith("\n"):
+                    return  # a write cut short by a kill: the unit is graded again
+                entry = json.loads(line)
+                yield entry["verdict"], entry["timing"]
+
+    def verdicts(self) -> pa.Table:
+        """All verdict rows (parquet plus journal), one per (cell, schedule), sorted by key."""
+        rows: dict[tuple[Any, ...], dict[str, Any]] = {}
+        path = self.path / "verdicts.parquet"
+        if path.exists():
+            for row in _read_parquet(path, VERDICTS_SCHEMA).to_pylist():
+                rows[tuple(row[k] for k in VERDICT_KEY)] = row
+        for row, _ in self._journal():
+            rows.setdefault(tuple(row[k] for k in VERDICT_KEY), row)
+        ordered = [rows[k] for k in sorted(rows)]
+        return pa.Table.from_pylist(ordered, schema=VERDICTS_SCHEMA)
+
+    def timings(self) -> pa.Table:
+        rows: dict[tuple[Any, ...], dict[str, Any]] = {}
+        path = self.path / "timings.parquet"
+        if path.exists():
+            for row in _read_parquet(path, TIMINGS_SCHEMA).to_pylist():
+                rows[tuple(row[k] for k in VERDICT_KEY)] = row
+        for _, row in self._journal():
+            rows.setdefault(tuple(row[k] for k in VERDICT_KEY), row)
+        return pa.Table.from_pylist([rows[k] for k in sorted(rows)], schema=TIMINGS_SCHEMA)
+
+    def done(self) -> set[tuple[str, str, int, str]]:
+        table = self.verdicts()
+        return {tuple(r[k] for k in VERDICT_KEY) for r in table.select(list(VERDICT_KEY)).to_pylist()}  # type: ignore[misc]
+
+    def compact(self) -> None:
+        """Fold the journal into verdicts.parquet and timings.parquet, then drop the journal."""
+        verdicts, timings = self.verdicts(), self.timings()
+        _write_parquet(self.path / "verdicts.parquet", verdicts)
+        _write_parquet(self.path / "timings.parquet", timings)
+        self.journal_path.unlink(missing_ok=True)
+
+    # -- the sweep lock ------------------------------------------------------------------------
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Exclusive writer lock; a stale lock (its process gone) is taken over."""
+        path = self.path / "sweep.lock"
+        while True:
+            try:
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+                break
+            except FileExistsError:
+                try:
+                    holder = int(path.read_text().strip() or "0")
+                except (OSError, ValueError):
+                    holder = 0
+                if holder and _alive(holder):
+                    raise RunStoreError(
+                        f"{path}: another sweep (pid {holder}) is writing to this run; wait for it or stop it."
+                    ) from None
+                path.unlink(missing_ok=True)
+        try:
+            os.write(fd, str(os.getpid()).encode())
+            os.close(fd)
+            yield
+        finally:
+            path.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

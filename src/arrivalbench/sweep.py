@@ -1,0 +1,218 @@
+"""Parallel grading of a run directory: every ungraded (cell, schedule), on a local pool or Ray.
+
+A unit of work is one cell with the schedules it still lacks. Workers grade units and send back
+verdict rows; the parent appends them to the run's journal as they arrive (fsynced), so a sweep
+killed at any moment loses at most the units in flight, and a rerun resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from arrivalbench.engines import Limits
+from arrivalbench.errors import UsageError
+from arrivalbench.grade import Grader
+from arrivalbench.schedules import resolve_schedules
+from arrivalbench.spec import get_task, suite_hash
+from arrivalbench.store import Cell, RunDir, RunStoreError, verdict_row
+
+MAX_POOL_RESTARTS = 3
+
+
+@dataclass(frozen=True)
+class Unit:
+    cell: Cell
+    script: str
+    schedules: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    seed: int
+    limits: Limits
+    schedules: str | None  # None: the task's default set; "all"; or a comma list
+
+    @classmethod
+    def from_manifest(cls, manifest: dict[str, Any]) -> SweepConfig:
+        config = manifest.get("config", {})
+        limits = Limits(
+            statement_timeout=float(config.get("statement_timeout", 10.0)),
+            memory_limit=str(config.get("memory_limit", "1GB")),
+        )
+        return cls(seed=int(manifest["base_seed"]), limits=limits, schedules=config.get("schedules"))
+
+
+def plan(run: RunDir, config: SweepConfig) -> list[Unit]:
+    """Units for every cell with an artifact and at least one schedule not yet graded."""
+    done = run.done()
+    units = []
+    for cell in run.cells():
+        if cell.artifact_sha256 is None:
+            continue
+        wanted = resolve_schedules(get_task(cell.task), config.schedules)
+        pending = tuple(s for s in wanted if (*cell.key, s) not in done)
+        if pending:
+            units.append(Unit(cell=cell, script=run.artifact(cell.artifact_sha256), schedules=pending))
+    return units
+
+
+_GRADER: Grader | None = None
+
+
+def grade_unit(unit: Unit, config: SweepConfig) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(verdict row, timing row) per schedule of the unit; one Grader per worker process."""
+    global _GRADER
+    if _GRADER is None or _GRADER.seed != config.seed or _GRADER.limits != config.limits:
+        if _GRADER is not None:
+            _GRADER.close()
+        _GRADER = Grader(seed=config.seed, limits=config.limits)
+    task = get_task(unit.cell.task)
+    record, timings = _GRADER.grade(task, unit.script, unit.schedules, where=f"artifact {unit.cell.artifact_sha256}")
+    out = []
+    for schedule, entry in record["verdicts"].items():
+        row = verdict_row(unit.cell, schedule, config.seed, entry)
+        timing = {"arm": unit.cell.arm, "task": unit.cell.task, "sample": unit.cell.sample, "schedule": schedule,
+                  **timings[schedule]}
+        out.append((row, timing))
+    return out
+
+
+Results = Iterator[list[tuple[dict[str, Any], dict[str, Any]]]]
+
+
+def _local(units: list[Unit], config: SweepConfig, workers: int) -> Results:
+    """Grade on a process pool; a pool whose worker died is replaced and its unfinished units resubmitted."""
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    if workers == 1:
+        for unit in units:
+            yield grade_unit(unit, config)
+        return
+    remaining = list(units)
+    restarts = 0
+    context = multiprocessing.get_context("forkserver")
+    while remaining:
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+        futures = {pool.submit(grade_unit, unit, config): unit for unit in remaining}
+        finished: list[Unit] = []
+        try:
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    result = future.result()
+                    finished.append(futures[future])
+                    yield result
+        except BrokenProcessPool:
+            restarts += 1
+            if restarts > MAX_POOL_RESTARTS:
+                raise RunStoreError(
+                    f"grading workers died {restarts} times; graded results so far are kept, rerun to resume."
+                ) from None
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+        done_ids = {id(u) for u in finished}
+        remaining = [u for u in remaining if id(u) not in done_ids]
+
+
+def _ray(units: list[Unit], config: SweepConfig, workers: int, address: str | None) -> Results:
+    """The same units as Ray tasks, so a corpus can be graded on a cluster."""
+    try:
+        import ray
+    except ImportError:
+        raise UsageError("the Ray executor needs Ray; install it with: pip install 'arrivalbench[ray]'") from None
+    if not ray.is_initialized():
+        ray.init(address=address, num_cpus=None if address else workers, include_dashboard=False,
+                 log_to_driver=False, ignore_reinit_error=True)
+    remote = ray.remote(num_cpus=1, max_retries=1)(grade_unit)
+    config_ref = ray.put(config)
+    pending = [remote.remote(unit, config_ref) for unit in units]
+    while pending:
+        done, pending = ray.wait(pending, num_returns=1)
+        yield ray.get(done[0])
+
+
+@dataclass
+class SweepReport:
+    units: int
+    rows: int
+    verdicts: Counter[str]
+    seconds: float
+
+
+def sweep(
+    run: RunDir,
+    workers: int | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
+    on_result: Callable[[list[tuple[dict[str, Any], dict[str, Any]]]], None] | None = None,
+    on_plan: Callable[[int], None] | None = None,
+) -> SweepReport:
+    """Grade everything still ungraded in the run, append as results arrive, then compact."""
+    manifest = run.manifest
+    current = suite_hash()
+    if manifest.get("suite_hash") != current:
+        raise RunStoreError(
+            f"{run.path}: made with suite {str(manifest.get('suite_hash'))[:12]}…, the installed suite is "
+            f"{current[:12]}…; grade it with the matching version, or make a new run."
+        )
+    if executor not in ("local", "ray"):
+        raise UsageError(f"executor {executor!r}: expected 'local' or 'ray'.")
+    config = SweepConfig.from_manifest(manifest)
+    workers = workers or os.cpu_count() or 1
+    started = time.perf_counter()
+    counts: Counter[str] = Counter()
+    rows = 0
+    with run.lock():
+        units = plan(run, config)
+        if on_plan:
+            on_plan(len(units))
+        results = _local(units, config, workers) if executor == "local" else _ray(units, config, workers, ray_address)
+        for result in results:
+            run.append([r for r, _ in result], [t for _, t in result])
+            rows += len(result)
+            counts.update(r["verdict"] for r, _ in result)
+            if on_result:
+                on_result(result)
+        run.compact()
+    return SweepReport(units=len(units), rows=rows, verdicts=counts, seconds=time.perf_counter() - started)
+
+
+def verify(run: RunDir, workers: int | None = None) -> list[str]:
+    """Re-grade every stored artifact into a scratch copy and list verdict rows that differ, byte for byte.
+
+    Holds the run's lock meanwhile, so it never races a sweep writing the same run.
+    """
+    import shutil
+    import tempfile
+
+    with run.lock():
+        stored = run.verdicts()
+        with tempfile.TemporaryDirectory(prefix="arrivalbench-verify-") as scratch:
+            copy = RunDir(os.path.join(scratch, "run"))
+            copy.path.mkdir()
+            shutil.copy2(run.path / "manifest.json", copy.path / "manifest.json")
+            shutil.copy2(run.path / "cells.parquet", copy.path / "cells.parquet")
+            shutil.copytree(run.path / "artifacts", copy.path / "artifacts")
+            sweep(copy, workers=workers)
+            again = copy.verdicts()
+    mismatches = []
+    key = ("arm", "task", "sample", "schedule")
+    old = {tuple(r[k] for k in key): r for r in stored.to_pylist()}
+    new = {tuple(r[k] for k in key): r for r in again.to_pylist()}
+    for k in sorted(old.keys() | new.keys()):
+        if k not in new:
+            mismatches.append(f"{'/'.join(map(str, k))}: stored but not reproduced")
+        elif k not in old:
+            mismatches.append(f"{'/'.join(map(str, k))}: reproduced but not stored (run not fully graded?)")
+        elif old[k] != new[k]:
+            fields = sorted(f for f in old[k] if old[k][f] != new[k][f])
+            mismatches.append(f"{'/'.join(map(str, k))}: differs in {', '.join(fields)}")
+    return mismatches
