@@ -45,6 +45,7 @@ def make_corpus(out: Path, seed: int = DEFAULT_SEED, limits: Limits | None = Non
     return RunDir.create(
         out,
         suite_hash=suite_hash(),
+        task_hashes={task: get_task(task).content_hash() for task in sorted({c.task for c in cells})},
         base_seed=seed,
         engine=engine.name,
         engine_version=engine.version,

@@ -18,7 +18,7 @@ from arrivalbench.engines import Limits
 from arrivalbench.errors import UsageError
 from arrivalbench.grade import Grader
 from arrivalbench.schedules import resolve_schedules
-from arrivalbench.spec import get_task, suite_hash
+from arrivalbench.spec import get_task
 from arrivalbench.store import Cell, RunDir, RunStoreError, verdict_row
 
 MAX_POOL_RESTARTS = 3
@@ -157,12 +157,14 @@ def sweep(
 ) -> SweepReport:
     """Grade everything still ungraded in the run, append as results arrive, then compact."""
     manifest = run.manifest
-    current = suite_hash()
-    if manifest.get("suite_hash") != current:
-        raise RunStoreError(
-            f"{run.path}: made with suite {str(manifest.get('suite_hash'))[:12]}…, the installed suite is "
-            f"{current[:12]}…; grade it with the matching version, or make a new run."
-        )
+    for task_id, recorded in manifest.get("task_hashes", {}).items():
+        current = get_task(task_id).content_hash()
+        if current != recorded:
+            raise RunStoreError(
+                f"{run.path}: task '{task_id}' has changed since the run was made (content {recorded[:12]}…, "
+                f"installed {current[:12]}…; suite {str(manifest.get('suite_hash'))[:12]}…); grade it with the "
+                "matching suite, or make a new run."
+            )
     if executor not in ("local", "ray"):
         raise UsageError(f"executor {executor!r}: expected 'local' or 'ray'.")
     config = SweepConfig.from_manifest(manifest)

@@ -1,0 +1,97 @@
+"""Grading sweeps over a run directory: resume after kills, byte-identical regrade, executors."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from arrivalbench.corpus import make_corpus
+from arrivalbench.store import RunDir, RunStoreError
+from arrivalbench.sweep import sweep, verify
+
+TASK = "daily_revenue"
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> pa.Table:
+    """Verdicts of an uninterrupted sweep of the one-task corpus."""
+    run = make_corpus(tmp_path_factory.mktemp("ref") / "run", task_ids=[TASK])
+    sweep(run, workers=2)
+    return run.verdicts()
+
+
+def test_sweep_grades_every_cell_and_schedule(reference: pa.Table) -> None:
+    arms = set(reference.column("arm").to_pylist())
+    assert {"gold", "controls", "naive_append"} <= arms
+    gold = [r for r in reference.to_pylist() if r["arm"] == "gold"]
+    assert {r["verdict"] for r in gold} == {"PASS"}
+    assert len({(r["arm"], r["sample"], r["schedule"]) for r in reference.to_pylist()}) == reference.num_rows
+
+
+def test_second_sweep_has_nothing_to_do(tmp_path: Path, reference: pa.Table) -> None:
+    run = make_corpus(tmp_path / "run", task_ids=[TASK])
+    first = sweep(run, workers=1)
+    again = sweep(run, workers=1)
+    assert first.rows == reference.num_rows and again.units == 0 and again.rows == 0
+    assert run.verdicts().equals(reference)
+
+
+def test_resume_after_repeated_kills_matches_uninterrupted_sweep(tmp_path: Path, reference: pa.Table) -> None:
+    run = make_corpus(tmp_path / "run", task_ids=[TASK])
+    command = [sys.executable, "-m", "arrivalbench.cli", "grade-run", str(run.path), "--workers", "1"]
+    chance = random.Random(20261130)
+    for _ in range(4):
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   start_new_session=True)
+        time.sleep(chance.uniform(1.0, 4.0))
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert finished.returncode == 0, finished.stderr
+    assert run.verdicts().equals(reference)
+    assert not run.journal_path.exists() and not (run.path / "sweep.lock").exists()
+
+
+def test_regrade_verify_reproduces_every_row(tmp_path: Path) -> None:
+    run = make_corpus(tmp_path / "run", task_ids=[TASK])
+    sweep(run, workers=2)
+    assert verify(run, workers=2) == []
+
+
+def test_regrade_verify_detects_a_planted_altered_verdict(tmp_path: Path) -> None:
+    run = make_corpus(tmp_path / "run", task_ids=[TASK])
+    sweep(run, workers=2)
+    table = pq.read_table(run.path / "verdicts.parquet")
+    verdicts = table.column("verdict").to_pylist()
+    i = verdicts.index("FAIL")
+    verdicts[i] = "PASS"
+    altered = table.set_column(table.schema.get_field_index("verdict"), "verdict", pa.array(verdicts))
+    pq.write_table(altered, run.path / "verdicts.parquet")
+    mismatches = verify(run, workers=2)
+    assert len(mismatches) == 1 and "differs in verdict" in mismatches[0]
+
+
+def test_sweep_refuses_a_run_whose_task_changed(tmp_path: Path) -> None:
+    run = make_corpus(tmp_path / "run", task_ids=[TASK])
+    recorded = run.manifest["task_hashes"][TASK]
+    manifest = (run.path / "manifest.json").read_text().replace(recorded, "0" * 64)
+    (run.path / "manifest.json").write_text(manifest)
+    with pytest.raises(RunStoreError, match="has changed since the run was made"):
+        sweep(RunDir.open(run.path), workers=1)
+
+
+def test_ray_executor_matches_local(tmp_path: Path, reference: pa.Table) -> None:
+    pytest.importorskip("ray")
+    run = make_corpus(tmp_path / "run", task_ids=[TASK])
+    sweep(run, workers=2, executor="ray")
+    assert run.verdicts().equals(reference)
