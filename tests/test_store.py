@@ -43,7 +43,7 @@ def test_create_refuses_an_existing_run(tmp_path: Path) -> None:
 
 
 def test_open_without_manifest_names_the_fix(tmp_path: Path) -> None:
-    with pytest.raises(RunStoreError, match="no manifest.json"):
+    with pytest.raises(RunStoreError, match=r"no manifest\.json"):
         RunDir.open(tmp_path)
 
 
@@ -51,7 +51,7 @@ def test_altered_artifact_is_detected(tmp_path: Path) -> None:
     run = make_run(tmp_path / "run")
     sha = run.cells()[0].artifact_sha256
     run.artifact_path(sha).write_text("SELECT 2;\n")
-    with pytest.raises(RunStoreError, match="does not match its sha256"):
+    with pytest.raises(RunStoreError, match=r"does not match its sha256"):
         run.artifact(sha)
 
 
