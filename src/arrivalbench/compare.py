@@ -59,16 +59,24 @@ def _schema_diff(actual: pa.Table, target: TargetSpec) -> dict[str, Any] | None:
     return {"missing_columns": missing, "extra_columns": extra, "ambiguous_columns": twice}
 
 
-def _matches(column: str, target: TargetSpec) -> str:
-    """SQL predicate: expected e.col matches actual a.col (NULL-safe, tolerance for floats)."""
+def _matches(column: str, index: int, target: TargetSpec) -> str:
+    """SQL predicate, never NULL: expected e.col matches actual a.col.
+
+    NULL equals only NULL; NaN only NaN; an infinity only the same infinity; other floats within
+    the column's tolerance; every other type exactly. An actual value that did not cast to the
+    declared type (flag a.__bad_i) matches nothing.
+    """
     e, a = f"e.{_q(column)}", f"a.{_q(column)}"
+    bad = f"a.__bad_{index}"
     tol = target.tolerance_for(column)
     if tol is None:
-        return f"({e} IS NOT DISTINCT FROM {a})"
+        return f"(NOT {bad} AND {e} IS NOT DISTINCT FROM {a})"
     close = f"abs({e} - {a}) <= greatest({tol.abs!r}, {tol.rel!r} * greatest(abs({e}), abs({a})))"
     return (
-        f"(({e} IS NULL AND {a} IS NULL) OR (isnan({e}) AND isnan({a})) "
-        f"OR coalesce({e} = {a}, false) OR coalesce({close}, false))"
+        f"(NOT {bad} AND CASE WHEN {e} IS NULL OR {a} IS NULL THEN {e} IS NULL AND {a} IS NULL "
+        f"WHEN isnan({e}) OR isnan({a}) THEN isnan({e}) AND isnan({a}) "
+        f"WHEN isinf({e}) OR isinf({a}) THEN {e} = {a} "
+        f"ELSE {close} END)"
     )
 
 
@@ -126,12 +134,22 @@ def compare(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> Compari
         con.execute(
             "CREATE TABLE a AS SELECT "
             + ", ".join(f"TRY_CAST({_q(by_lower[c.lower()])} AS {t}) AS {_q(c)}" for c, t in target.columns.items())
+            + ", "
+            + ", ".join(
+                f"({_q(by_lower[c.lower()])} IS NOT NULL AND TRY_CAST({_q(by_lower[c.lower()])} AS {t}) IS NULL)"
+                f" AS __bad_{i}"
+                for i, (c, t) in enumerate(target.columns.items())
+            )
             + " FROM actual_in"
         )
         con.execute("CREATE TABLE e AS SELECT " + ", ".join(_q(c) for c in cols) + " FROM expected_in")
         key_list = ", ".join(_q(k) for k in keys)
         on = " AND ".join(f"ek.{_q(k)} IS NOT DISTINCT FROM ak.{_q(k)}" for k in keys)
         order = ", ".join(f"{_q(k)} ASC NULLS FIRST" for k in keys)
+        index = {c: i for i, c in enumerate(cols)}
+        by_key_then_all = lambda t: ", ".join(  # noqa: E731
+            f"{t}.{_q(c)} ASC NULLS FIRST" for c in [*keys, *values]
+        )
         con.execute(
             f"""CREATE TABLE keys AS
             WITH ek AS (SELECT {key_list}, count(*) AS n FROM e GROUP BY ALL),
@@ -157,13 +175,13 @@ def compare(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> Compari
         if counts["missing"]:
             examples["missing"] = rows(
                 f"SELECT e.* FROM e JOIN keys k ON {key_on('e', 'k')} WHERE k.n_actual = 0 "
-                f"ORDER BY {', '.join(f'e.{_q(c)} ASC NULLS FIRST' for c in cols)} LIMIT {EXAMPLES}"
+                f"ORDER BY {by_key_then_all('e')} LIMIT {EXAMPLES}"
             )
         counts["extra"] = scalar("SELECT sum(n_actual) FROM keys WHERE n_expected = 0")
         if counts["extra"]:
             examples["extra"] = rows(
-                f"SELECT a.* FROM a JOIN keys k ON {key_on('a', 'k')} WHERE k.n_expected = 0 "
-                f"ORDER BY {', '.join(f'a.{_q(c)} ASC NULLS FIRST' for c in cols)} LIMIT {EXAMPLES}"
+                f"SELECT {', '.join(f'a.{_q(c)}' for c in cols)} FROM a JOIN keys k ON {key_on('a', 'k')} "
+                f"WHERE k.n_expected = 0 ORDER BY {by_key_then_all('a')} LIMIT {EXAMPLES}"
             )
         dup_where = "n_expected > 0 AND n_actual > 0 AND n_expected <> n_actual"
         counts["duplicate_key"] = scalar(f"SELECT count(*) FROM keys WHERE {dup_where}")
@@ -173,31 +191,31 @@ def compare(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> Compari
                 f"WHERE {dup_where} ORDER BY {order} LIMIT {EXAMPLES}"
             )
         # Keys present once on both sides: compare value by value.
-        match_all = " AND ".join(_matches(c, target) for c in values) or "true"
+        match_all = " AND ".join(_matches(c, index[c], target) for c in values) or "true"
         con.execute(
             f"""CREATE TABLE pairs AS
-            SELECT e.*, {match_all} AS same
-                   {"".join(f", {_matches(c, target)} AS {_q('same_' + c)}" for c in values)}
-                   {"".join(f", a.{_q(c)} AS {_q('actual_' + c)}" for c in values)}
+            SELECT e.*, {match_all} AS __same
+                   {"".join(f", {_matches(c, index[c], target)} AS __same_{index[c]}" for c in values)}
+                   {"".join(f", a.{_q(c)} AS __actual_{index[c]}" for c in values)}
             FROM e JOIN keys k ON {key_on('e', 'k')} JOIN a ON {key_on('a', 'k')}
             WHERE k.n_expected = 1 AND k.n_actual = 1"""
         )
-        changed = scalar("SELECT count(*) FROM pairs WHERE NOT same")
-        right = scalar("SELECT count(*) FROM pairs WHERE same")
+        changed = scalar("SELECT count(*) FROM pairs WHERE NOT __same")
+        right = scalar("SELECT count(*) FROM pairs WHERE __same")
         changed_columns: dict[str, int] = {}
         if changed:
             for c in values:
-                n = scalar(f"SELECT count(*) FROM pairs WHERE NOT {_q('same_' + c)}")
+                n = scalar(f"SELECT count(*) FROM pairs WHERE NOT __same_{index[c]}")
                 if n:
                     changed_columns[c] = n
-            picked = rows(f"SELECT * FROM pairs WHERE NOT same ORDER BY {order} LIMIT {EXAMPLES}")
+            picked = rows(f"SELECT * FROM pairs WHERE NOT __same ORDER BY {order} LIMIT {EXAMPLES}")
             examples["changed"] = [
                 {
                     "key": {k: row[k] for k in keys},
                     "columns": {
-                        c: {"expected": row[c], "actual": row["actual_" + c]}
+                        c: {"expected": row[c], "actual": row[f"__actual_{index[c]}"]}
                         for c in values
-                        if not row["same_" + c]
+                        if not row[f"__same_{index[c]}"]
                     },
                 }
                 for row in picked
@@ -205,7 +223,8 @@ def compare(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> Compari
         # Keys repeated equally often on both sides (only when the oracle itself repeats a key): as bags.
         multi = "n_expected = n_actual AND n_expected > 1"
         if scalar(f"SELECT count(*) FROM keys WHERE {multi}"):
-            bag = f"(SELECT x.* FROM {{t}} x JOIN keys k ON {key_on('x', 'k')} WHERE {multi})"
+            columns = ", ".join(f"x.{_q(c)}" for c in cols)
+            bag = f"(SELECT {columns} FROM {{t}} x JOIN keys k ON {key_on('x', 'k')} WHERE {multi})"
             differ = scalar(f"SELECT count(*) FROM ({bag.format(t='e')} EXCEPT ALL {bag.format(t='a')})")
             same = scalar(f"SELECT sum(n_expected) FROM keys WHERE {multi}") - differ
             changed += differ

@@ -10,11 +10,12 @@ import re
 from dataclasses import dataclass
 
 VOCABULARY: tuple[str, ...] = (
-    r"late",
+    # Longer phrases first, so a match reports the whole phrase; [-_ ] also catches identifiers.
+    r"late[-_ ]arriv\w*",
+    r"arriv\w*[-_ ]late",
     r"lateness",
-    r"late[- ]arriv\w*",
-    r"arriv\w* late",
-    r"out[- ]of[- ]order",
+    r"late",
+    r"out[-_ ]of[-_ ]order",
     r"reorder\w*",
     r"duplicat\w*",
     r"de-?dup\w*",
@@ -26,9 +27,9 @@ VOCABULARY: tuple[str, ...] = (
     r"re-?play\w*",
     r"re-?process\w*",
     r"idempoten\w*",
-    r"at[- ]least[- ]once",
-    r"exactly[- ]once",
-    r"schema (?:evolution|change|drift)\w*",
+    r"at[-_ ]least[-_ ]once",
+    r"exactly[-_ ]once",
+    r"schema[-_ ](?:evolution|change|drift)\w*",
     r"watermark\w*",
     r"adversarial",
 )

@@ -1,0 +1,58 @@
+"""Shared fixtures: copies of built-in task folders to break or extend, one edit at a time."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from arrivalbench.spec import SUITE_DIR, Task, load_task
+
+CopyTask = Callable[..., Path]
+EditSpec = Callable[[Path, Callable[[dict], object]], None]
+
+
+@pytest.fixture
+def copy_task(tmp_path: Path) -> CopyTask:
+    """Copy a built-in task folder into tmp_path, under its own name unless `folder_name` is given."""
+
+    def _copy(task_id: str = "daily_revenue", folder_name: str | None = None) -> Path:
+        dest = tmp_path / (folder_name or task_id)
+        shutil.copytree(SUITE_DIR / task_id, dest, ignore=shutil.ignore_patterns("__pycache__"))
+        return dest
+
+    return _copy
+
+
+def edit_task_yaml(folder: Path, change: Callable[[dict], object]) -> None:
+    """Load task.yaml, let `change` mutate the mapping in place, write it back."""
+    path = folder / "task.yaml"
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    change(raw)
+    path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+
+
+@pytest.fixture
+def edit_spec() -> EditSpec:
+    return edit_task_yaml
+
+
+def add_evolving_quantity(raw: dict) -> None:
+    """daily_revenue plus an evolving `quantity` column and the schema_evolution hazard."""
+    raw["source"]["columns"]["quantity"] = "INTEGER"
+    raw["source"]["evolving_column"] = "quantity"
+    raw["hazards"].append("schema_evolution")
+
+
+@pytest.fixture(scope="session")
+def evolving_task(tmp_path_factory: pytest.TempPathFactory) -> Task:
+    """A copy of daily_revenue whose source gains `quantity INTEGER` as its evolving column."""
+    folder = tmp_path_factory.mktemp("evolving") / "daily_revenue"
+    shutil.copytree(
+        SUITE_DIR / "daily_revenue", folder, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    edit_task_yaml(folder, add_evolving_quantity)
+    return load_task(folder)

@@ -1,0 +1,602 @@
+"""Delivery schedules: coverage and determinism as properties, each hazard's required shape, JSON files.
+
+Every check is computed from the deliveries themselves (row positions in the log's canonical
+order), not from the builders' internals. The in-order partition a hazard perturbs is taken from
+the `in_order_stream` schedule of the same task and seed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, OrderedDict, defaultdict
+from itertools import pairwise
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arrivalbench import logs
+from arrivalbench.errors import ScheduleError, UnknownNameError
+from arrivalbench.logs import Log
+from arrivalbench.schedules import (
+    SCHEDULE_NAMES,
+    Crash,
+    Schedule,
+    build_schedule,
+    load_schedule_file,
+    resolve_schedules,
+    schedule_from_json,
+    schedule_to_json,
+)
+from arrivalbench.spec import HAZARDS, Task, get_task
+
+STABLE_TASKS = ("daily_revenue", "customer_state")
+FIXED_SEEDS = (0, 1, 7, 20260101)
+DAY_US = 86_400_000_000
+EVOLVING_OMITTED = (("quantity",), ("sales.quantity",))
+"""How a delivery names the evolving column it omits: bare, or qualified by its source."""
+PROPERTY = settings(max_examples=8, deadline=None)
+seeds = st.integers(min_value=0, max_value=2**40)
+
+
+@pytest.fixture(scope="module")
+def tasks() -> dict[str, Task]:
+    return {task_id: get_task(task_id) for task_id in STABLE_TASKS}
+
+
+def arrivals(schedule: Schedule) -> list[tuple[int, int]]:
+    """(delivery index, log row) for every delivered row, in arrival order."""
+    return [(b, row) for b, d in enumerate(schedule.deliveries) for row in d.rows]
+
+
+def first_delivery(schedule: Schedule) -> dict[int, int]:
+    """Log row -> index of the delivery that first carries it."""
+    first: dict[int, int] = {}
+    for b, row in arrivals(schedule):
+        first.setdefault(row, b)
+    return first
+
+
+def base_batches(task: Task, seed: int) -> list[tuple[int, ...]]:
+    """The in-order partition of the hidden log that the hazards perturb."""
+    stream, _ = build_schedule(task, "in_order_stream", seed)
+    return [d.rows for d in stream.deliveries]
+
+
+def base_batch_of(task: Task, seed: int) -> dict[int, int]:
+    return {row: b for b, rows in enumerate(base_batches(task, seed)) for row in rows}
+
+
+def column(log: Log, name: str) -> np.ndarray:
+    return log.table.column(name).to_numpy(zero_copy_only=False)
+
+
+def roundtrip(schedule: Schedule, log: Log, task: Task) -> tuple[Schedule, Log]:
+    text = json.dumps(schedule_to_json(schedule, log))
+    return schedule_from_json(json.loads(text), task)
+
+
+# ---------------------------------------------------------------------------------------------
+# Properties over every schedule and random seeds
+
+
+@PROPERTY
+@given(task_id=st.sampled_from(STABLE_TASKS), name=st.sampled_from(SCHEDULE_NAMES), seed=seeds)
+def test_every_event_is_delivered_at_least_once(tasks, task_id: str, name: str, seed: int) -> None:
+    schedule, log = build_schedule(tasks[task_id], name, seed)
+    delivered = [row for d in schedule.deliveries for row in d.rows]
+    assert set(delivered) == set(range(log.n))
+    assert all(0 <= row < log.n for row in delivered)
+    assert all(d.rows for d in schedule.deliveries), "no empty batch"
+    assert [d.batch_id for d in schedule.deliveries] == list(range(1, len(schedule.deliveries) + 1))
+    assert schedule.name == name and schedule.task_id == task_id
+    assert schedule.log_fingerprint == log.fingerprint()
+    assert schedule.delivered_rows() == len(delivered)
+
+
+@PROPERTY
+@given(name=st.sampled_from(SCHEDULE_NAMES), seed=seeds)
+def test_every_event_is_delivered_at_least_once_with_an_evolving_column(
+    evolving_task, name: str, seed: int
+) -> None:
+    schedule, log = build_schedule(evolving_task, name, seed)
+    assert {row for d in schedule.deliveries for row in d.rows} == set(range(log.n))
+
+
+@PROPERTY
+@given(task_id=st.sampled_from(STABLE_TASKS), name=st.sampled_from(SCHEDULE_NAMES), seed=seeds)
+def test_same_seed_gives_an_equal_schedule(tasks, task_id: str, name: str, seed: int) -> None:
+    first, first_log = build_schedule(tasks[task_id], name, seed)
+    # A cold log cache: the log is generated again, not reused.
+    with mock.patch.object(logs, "_CACHE", OrderedDict()):
+        second, second_log = build_schedule(tasks[task_id], name, seed)
+    assert second_log is not first_log
+    assert second == first
+    assert schedule_to_json(second, second_log) == schedule_to_json(first, first_log)
+
+
+@PROPERTY
+@given(task_id=st.sampled_from(STABLE_TASKS), name=st.sampled_from(SCHEDULE_NAMES), seed=seeds)
+def test_json_round_trip_gives_an_equal_schedule(tasks, task_id: str, name: str, seed: int) -> None:
+    schedule, log = build_schedule(tasks[task_id], name, seed)
+    again, again_log = roundtrip(schedule, log, tasks[task_id])
+    assert again == schedule
+    assert again_log.fingerprint() == log.fingerprint()
+
+
+@pytest.mark.parametrize("name", SCHEDULE_NAMES)
+def test_json_round_trip_with_an_evolving_column(evolving_task, name: str) -> None:
+    schedule, log = build_schedule(evolving_task, name, 3)
+    again, _ = roundtrip(schedule, log, evolving_task)
+    assert again == schedule
+
+
+def test_different_seeds_give_different_hidden_logs(tasks) -> None:
+    task = tasks["daily_revenue"]
+    first, first_log = build_schedule(task, "late_arrival", 1)
+    second, second_log = build_schedule(task, "late_arrival", 2)
+    assert first_log.fingerprint() != second_log.fingerprint()
+    assert first != second
+
+
+def test_snapshot_delivers_the_visible_log_and_the_rest_the_hidden_one(tasks) -> None:
+    task = tasks["daily_revenue"]
+    snap, visible = build_schedule(task, "snapshot", 5)
+    single, hidden = build_schedule(task, "single_batch", 5)
+    assert (snap.log_kind, single.log_kind) == ("visible", "hidden")
+    assert visible.fingerprint() != hidden.fingerprint()
+    for name in SCHEDULE_NAMES:
+        if name != "snapshot":
+            schedule, log = build_schedule(task, name, 5)
+            assert schedule.log_kind == "hidden"
+            assert log.fingerprint() == hidden.fingerprint()
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON files that must be refused
+
+
+@pytest.fixture
+def crash_json(tasks) -> dict:
+    schedule, log = build_schedule(tasks["daily_revenue"], "crash_retry", 4)
+    return json.loads(json.dumps(schedule_to_json(schedule, log)))
+
+
+def test_schedule_json_names_event_ids_not_positions(tasks, crash_json: dict) -> None:
+    _, log = build_schedule(tasks["daily_revenue"], "crash_retry", 4)
+    delivered = [e for d in crash_json["deliveries"] for e in d["event_ids"]]
+    assert sorted(delivered) == sorted(int(e) for e in log.event_ids())
+    assert crash_json["task"] == "daily_revenue" and crash_json["name"] == "crash_retry"
+    assert (
+        sum(d["crash"] is not None for d in crash_json["deliveries"])
+        == crash_json["perturbation"]["crashed_batches"]
+    )
+
+
+def test_tampered_fingerprint_is_refused(tasks, crash_json: dict) -> None:
+    crash_json["log"]["fingerprint"] = "0" * 64
+    with pytest.raises(ScheduleError, match="fingerprint"):
+        schedule_from_json(crash_json, tasks["daily_revenue"], where="tampered.json")
+
+
+def test_tampered_log_seed_is_refused(tasks, crash_json: dict) -> None:
+    crash_json["log"]["seed"] = int(crash_json["log"]["seed"]) + 1
+    with pytest.raises(ScheduleError, match="fingerprint"):
+        schedule_from_json(crash_json, tasks["daily_revenue"])
+
+
+def test_schedule_for_another_task_is_refused(tasks, crash_json: dict) -> None:
+    with pytest.raises(ScheduleError, match="built for task 'daily_revenue', not 'customer_state'"):
+        schedule_from_json(crash_json, tasks["customer_state"], where="other.json")
+
+
+def test_wrong_format_is_refused(tasks, crash_json: dict) -> None:
+    crash_json["format"] = 99
+    with pytest.raises(ScheduleError, match="format"):
+        schedule_from_json(crash_json, tasks["daily_revenue"])
+    with pytest.raises(ScheduleError):
+        schedule_from_json([1, 2, 3], tasks["daily_revenue"])
+
+
+def test_unknown_event_id_is_refused(tasks, crash_json: dict) -> None:
+    crash_json["deliveries"][0]["event_ids"].append(1)
+    with pytest.raises(ScheduleError, match="malformed"):
+        schedule_from_json(crash_json, tasks["daily_revenue"])
+
+
+def test_missing_field_is_refused(tasks, crash_json: dict) -> None:
+    del crash_json["deliveries"]
+    with pytest.raises(ScheduleError, match="malformed"):
+        schedule_from_json(crash_json, tasks["daily_revenue"])
+
+
+def test_schedule_file_round_trip_and_unreadable_files(tasks, crash_json: dict, tmp_path) -> None:
+    task = tasks["daily_revenue"]
+    good = tmp_path / "crash.json"
+    good.write_text(json.dumps(crash_json))
+    schedule, _ = load_schedule_file(str(good), task)
+    assert schedule == build_schedule(task, "crash_retry", 4)[0]
+    bad = tmp_path / "bad.json"
+    bad.write_text("{\n  not json")
+    with pytest.raises(ScheduleError, match=r"not JSON \(line 2"):
+        load_schedule_file(str(bad), task)
+    with pytest.raises(ScheduleError, match="cannot read"):
+        load_schedule_file(str(tmp_path / "absent.json"), task)
+
+
+# ---------------------------------------------------------------------------------------------
+# Snapshot and benign controls
+
+
+@pytest.mark.parametrize("task_id", STABLE_TASKS)
+@pytest.mark.parametrize("name", ["snapshot", "single_batch"])
+def test_one_batch_in_canonical_order(tasks, task_id: str, name: str) -> None:
+    schedule, log = build_schedule(tasks[task_id], name, 9)
+    assert len(schedule.deliveries) == 1
+    delivery = schedule.deliveries[0]
+    assert delivery.rows == tuple(range(log.n))
+    assert delivery.crash is None and delivery.omit_columns == () and not delivery.add_synthetic
+    assert not schedule.bites()
+
+
+@pytest.mark.parametrize("task_id", STABLE_TASKS)
+def test_in_order_stream_is_contiguous_chunks(tasks, task_id: str) -> None:
+    schedule, log = build_schedule(tasks[task_id], "in_order_stream", 9)
+    assert len(schedule.deliveries) > 1
+    rows = [row for d in schedule.deliveries for row in d.rows]
+    assert rows == list(range(log.n))
+    sizes = [len(d.rows) for d in schedule.deliveries]
+    assert max(sizes) - min(sizes) <= 1
+    assert not schedule.bites()
+
+
+# ---------------------------------------------------------------------------------------------
+# late_arrival
+
+
+@pytest.mark.parametrize("task_id", STABLE_TASKS)
+@pytest.mark.parametrize("seed", FIXED_SEEDS)
+def test_late_arrival_delays_events_and_sends_a_deep_tail_last(
+    tasks, task_id: str, seed: int
+) -> None:
+    task = tasks[task_id]
+    schedule, log = build_schedule(task, "late_arrival", seed)
+    base = base_batch_of(task, seed)
+    last = len(schedule.deliveries) - 1
+    arrived = dict((row, b) for b, row in arrivals(schedule))
+    assert Counter(row for _, row in arrivals(schedule)) == Counter(range(log.n)), (
+        "each event exactly once"
+    )
+    delays = {row: arrived[row] - base[row] for row in range(log.n)}
+    assert min(delays.values()) >= 0, "nothing arrives early"
+    late = [row for row, d in delays.items() if d > 0]
+    assert len(late) == schedule.perturbation["late_events"] > 0
+    # Moderate delays are one or two batches; anything later is the deep tail of early events.
+    deep = [row for row, d in delays.items() if d > 2]
+    assert len(deep) == schedule.perturbation["deep_tail_events"] > 0
+    assert all(arrived[row] == last for row in deep), (
+        "the deep tail arrives only in the final batch"
+    )
+    assert all(row < log.n // 2 for row in deep), (
+        "the deep tail comes from the early half of the log"
+    )
+    final_ts = log.ts_micros()[list(schedule.deliveries[last].rows)]
+    assert final_ts.min() < log.ts_micros()[list(schedule.deliveries[0].rows)].max()
+
+
+# ---------------------------------------------------------------------------------------------
+# out_of_order
+
+
+def same_key_inversions(schedule: Schedule, log: Log, key: str) -> tuple[int, int]:
+    """(across batches, within a batch): pairs of one key's events where the older arrives after the newer."""
+    keys = column(log, key)
+    position = {row: i for i, (_, row) in enumerate(arrivals(schedule))}
+    batch = {row: b for b, row in arrivals(schedule)}
+    by_key: dict[object, list[int]] = defaultdict(list)
+    for row in range(log.n):
+        by_key[keys[row]].append(row)  # canonical order: older rows first
+    across = within = 0
+    for rows in by_key.values():
+        for i, older in enumerate(rows):
+            for newer in rows[i + 1 :]:
+                if position[older] > position[newer]:
+                    if batch[older] > batch[newer]:
+                        across += 1
+                    else:
+                        within += 1
+    return across, within
+
+
+@pytest.mark.parametrize("seed", FIXED_SEEDS)
+def test_out_of_order_reorders_one_keys_updates_across_and_within_batches(tasks, seed: int) -> None:
+    task = tasks["customer_state"]
+    schedule, log = build_schedule(task, "out_of_order", seed)
+    assert Counter(row for _, row in arrivals(schedule)) == Counter(range(log.n)), (
+        "each event exactly once"
+    )
+    across, within = same_key_inversions(schedule, log, task.spec.source.entity_key)
+    assert across > 0, "an older update of a customer arrives in a later batch than a newer one"
+    assert within > 0, "an older update of a customer arrives after a newer one in the same batch"
+    assert schedule.perturbation["same_key_within_batch"] > 0
+
+
+@pytest.mark.parametrize("task_id", STABLE_TASKS)
+@pytest.mark.parametrize("seed", FIXED_SEEDS)
+def test_out_of_order_counts_match_the_deliveries(tasks, task_id: str, seed: int) -> None:
+    task = tasks[task_id]
+    schedule, _ = build_schedule(task, "out_of_order", seed)
+    base = base_batch_of(task, seed)
+    moved = sum(1 for b, row in arrivals(schedule) if b != base[row])
+    inversions = sum(1 for d in schedule.deliveries for a, b in pairwise(d.rows) if b < a)
+    assert schedule.perturbation["cross_batch_moves"] == moved > 0
+    assert schedule.perturbation["within_batch_inversions"] == inversions > 0
+    # Events move between neighbouring batches or towards a newer update of their key; never backwards
+    # by more than one batch.
+    assert all(b - base[row] >= -1 for b, row in arrivals(schedule))
+
+
+def test_out_of_order_without_entity_key_shuffles_every_batch(tasks) -> None:
+    schedule, _ = build_schedule(tasks["daily_revenue"], "out_of_order", 5)
+    for d in schedule.deliveries:
+        assert list(d.rows) != sorted(d.rows), f"batch {d.batch_id} arrives in canonical order"
+
+
+def test_out_of_order_moved_older_update_arrives_after_its_newer_sibling(tasks) -> None:
+    """Regression: an older update moved out of its batch used to land in its newer sibling's batch,
+    unordered, so about one move in six still arrived before the newer update."""
+    task = tasks["customer_state"]
+    for seed in FIXED_SEEDS:
+        schedule, log = build_schedule(task, "out_of_order", seed)
+        base = base_batch_of(task, seed)
+        keys = column(log, task.spec.source.entity_key)
+        position = {row: i for i, (_, row) in enumerate(arrivals(schedule))}
+        batch = {row: b for b, row in arrivals(schedule)}
+        next_of: dict[int, int] = {}
+        last_row: dict[object, int] = {}
+        for row in range(log.n):
+            if keys[row] in last_row:
+                next_of[last_row[keys[row]]] = row
+            last_row[keys[row]] = row
+        for row in range(log.n):
+            if batch[row] > base[row] and row in next_of:
+                newer = next_of[row]
+                assert position[row] > position[newer], (
+                    f"seed {seed}: moved row {row} arrives before {newer}"
+                )
+
+
+# ---------------------------------------------------------------------------------------------
+# duplicate_delivery
+
+
+@pytest.mark.parametrize("task_id", STABLE_TASKS)
+@pytest.mark.parametrize("seed", FIXED_SEEDS)
+def test_duplicate_delivery_repeats_within_a_batch_and_in_a_later_batch(
+    tasks, task_id: str, seed: int
+) -> None:
+    task = tasks[task_id]
+    schedule, log = build_schedule(task, "duplicate_delivery", seed)
+    base = base_batch_of(task, seed)
+    copies = Counter(row for _, row in arrivals(schedule))
+    assert set(copies) == set(range(log.n))
+    assert max(copies.values()) == 2
+    within = cross = 0
+    for row in (r for r, c in copies.items() if c == 2):
+        batches = [b for b, r in arrivals(schedule) if r == row]
+        assert batches[0] == base[row], "the first copy arrives on time"
+        if batches[0] == batches[1]:
+            within += 1
+        else:
+            assert batches[1] > batches[0]
+            cross += 1
+    assert within == schedule.perturbation["within_batch_duplicates"] > 0
+    assert cross == schedule.perturbation["cross_batch_duplicates"] > 0
+    assert schedule.delivered_rows() == log.n + within + cross
+
+
+def test_duplicate_delivery_keeps_originals_in_order(tasks) -> None:
+    schedule, _ = build_schedule(tasks["customer_state"], "duplicate_delivery", 3)
+    first = first_delivery(schedule)
+    for b, d in enumerate(schedule.deliveries):
+        originals = [
+            row for i, row in enumerate(d.rows) if first[row] == b and row not in d.rows[:i]
+        ]
+        assert originals == sorted(originals), "first copies keep the canonical order"
+
+
+# ---------------------------------------------------------------------------------------------
+# crash_retry
+
+
+@pytest.mark.parametrize("task_id", STABLE_TASKS)
+@pytest.mark.parametrize("seed", FIXED_SEEDS)
+def test_crash_retry_crashes_at_least_three_batches(tasks, task_id: str, seed: int) -> None:
+    task = tasks[task_id]
+    schedule, _ = build_schedule(task, "crash_retry", seed)
+    assert [d.rows for d in schedule.deliveries] == base_batches(task, seed), (
+        "delivery itself is in order"
+    )
+    crashes = [d.crash for d in schedule.deliveries if d.crash is not None]
+    assert len(crashes) >= 3
+    assert len(crashes) == schedule.perturbation["crashed_batches"]
+    assert {c.of for c in crashes} == {len(crashes)}
+    assert sorted(c.slot for c in crashes) == list(range(len(crashes)))
+    for n in range(2, 6):
+        assert {c.statement(n) for c in crashes} == set(range(1, n)), f"{n} statements"
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), of=st.integers(1, 12), n_statements=st.integers(0, 400))
+def test_crash_point_is_always_between_statements(data, of: int, n_statements: int) -> None:
+    slot = data.draw(st.integers(0, of - 1))
+    point = Crash(slot=slot, of=of).statement(n_statements)
+    if n_statements <= 1:
+        assert point is None
+    else:
+        assert 1 <= point <= n_statements - 1
+
+
+@settings(max_examples=50, deadline=None)
+@given(of=st.integers(2, 8), n_statements=st.integers(2, 60))
+def test_crash_points_cover_or_spread(of: int, n_statements: int) -> None:
+    points = [Crash(slot, of).statement(n_statements) for slot in range(of)]
+    if n_statements - 1 <= of:
+        assert set(points) == set(range(1, n_statements))
+    else:
+        assert len(set(points)) == of, "distinct crashes stop at distinct statements"
+        assert (points[0], points[-1]) == (1, n_statements - 1)
+
+
+@pytest.mark.parametrize("of", [1, 4])
+def test_a_one_statement_script_is_never_crashed(of: int) -> None:
+    assert all(Crash(slot, of).statement(1) is None for slot in range(of))
+    assert Crash(0, of).statement(0) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# backfill
+
+
+@pytest.mark.parametrize("task_id", STABLE_TASKS)
+@pytest.mark.parametrize("seed", FIXED_SEEDS)
+def test_backfill_redelivers_one_past_day_and_releases_withheld_events(
+    tasks, task_id: str, seed: int
+) -> None:
+    task = tasks[task_id]
+    schedule, log = build_schedule(task, "backfill", seed)
+    day = log.ts_micros() // DAY_US
+    first = first_delivery(schedule)
+    seen: set[int] = set()
+    with_repeats = []
+    for b, d in enumerate(schedule.deliveries):
+        if seen & set(d.rows):
+            with_repeats.append(b)
+        seen |= set(d.rows)
+    assert len(with_repeats) == 1, "exactly one batch redelivers"
+    fill = with_repeats[0]
+    rows = schedule.deliveries[fill].rows
+    (the_day,) = set(day[list(rows)])
+    assert sorted(rows) == list(np.flatnonzero(day == the_day)), "the whole day is redelivered"
+    redelivered = [row for row in rows if first[row] < fill]
+    released = [row for row in rows if first[row] == fill]
+    assert len(redelivered) == schedule.perturbation["redelivered_events"] > 0
+    assert len(released) == schedule.perturbation["released_events"] > 0
+    earlier = [row for d in schedule.deliveries[:fill] for row in d.rows]
+    assert day[earlier].max() > the_day, (
+        "a later day was delivered before the backfill: the day is past"
+    )
+    copies = Counter(row for _, row in arrivals(schedule))
+    assert all(copies[row] == (2 if row in redelivered else 1) for row in range(log.n))
+
+
+# ---------------------------------------------------------------------------------------------
+# schema_evolution
+
+
+@pytest.mark.parametrize("task_id", STABLE_TASKS)
+@pytest.mark.parametrize("seed", FIXED_SEEDS)
+def test_schema_evolution_without_evolving_column_adds_a_synthetic_column_mid_stream(
+    tasks, task_id: str, seed: int
+) -> None:
+    task = tasks[task_id]
+    schedule, _ = build_schedule(task, "schema_evolution", seed)
+    assert [d.rows for d in schedule.deliveries] == base_batches(task, seed)
+    flags = [d.add_synthetic for d in schedule.deliveries]
+    starts = flags.index(True)
+    assert 0 < starts < len(flags), "absent from the first batch, present by the last"
+    assert flags == [False] * starts + [True] * (len(flags) - starts)
+    assert all(d.omit_columns == () for d in schedule.deliveries)
+    assert schedule.perturbation["batches_before_column"] == starts
+
+
+@pytest.mark.parametrize("seed", FIXED_SEEDS)
+def test_schema_evolution_omits_the_evolving_column_from_early_deliveries(
+    evolving_task, seed: int
+) -> None:
+    schedule, log = build_schedule(evolving_task, "schema_evolution", seed)
+    quantity_null = log.table.column("quantity").is_null().to_numpy(zero_copy_only=False)
+    omits = [d.omit_columns in EVOLVING_OMITTED for d in schedule.deliveries]
+    starts = omits.index(False)
+    assert starts > 0 and not any(omits[starts:]), "omitted from the first batches only"
+    assert schedule.perturbation["batches_before_column"] == starts
+    for d in schedule.deliveries[:starts]:
+        assert quantity_null[list(d.rows)].all(), "an omitted column holds only NULLs in the log"
+    assert not quantity_null[list(schedule.deliveries[starts].rows)].all(), (
+        "it appears with its first values"
+    )
+    assert not any(d.add_synthetic for d in schedule.deliveries)
+    assert all(
+        d.omit_columns == () or d.omit_columns in EVOLVING_OMITTED for d in schedule.deliveries
+    )
+
+
+def test_evolving_fixture_task_declares_schema_evolution(evolving_task) -> None:
+    assert evolving_task.spec.source.evolving_column == "quantity"
+    assert "schema_evolution" in evolving_task.spec.hazards
+
+
+# ---------------------------------------------------------------------------------------------
+# Every hazard bites
+
+
+@pytest.mark.parametrize("task_id", STABLE_TASKS)
+@pytest.mark.parametrize("hazard", HAZARDS)
+def test_every_hazard_perturbs_delivery(tasks, task_id: str, hazard: str) -> None:
+    task = tasks[task_id]
+    schedule, _ = build_schedule(task, hazard, 20260101)
+    assert schedule.perturbation, "a hazard reports what it did"
+    assert schedule.bites()
+    for name, count in schedule.perturbation.items():
+        if name == "same_key_within_batch" and task.spec.source.entity_key is None:
+            assert count == 0  # no entity key: nothing to pair
+            continue
+        assert count > 0, f"{hazard}: {name} = {count}"
+
+
+@pytest.mark.parametrize("hazard", HAZARDS)
+def test_every_hazard_perturbs_delivery_with_an_evolving_column(evolving_task, hazard: str) -> None:
+    schedule, _ = build_schedule(evolving_task, hazard, 20260101)
+    assert schedule.bites()
+
+
+# ---------------------------------------------------------------------------------------------
+# resolve_schedules
+
+
+def test_resolve_all(tasks) -> None:
+    assert resolve_schedules(tasks["daily_revenue"], "all") == list(SCHEDULE_NAMES)
+
+
+@pytest.mark.parametrize("selection", [None, "", "default"])
+def test_resolve_default_is_snapshot_controls_and_declared_hazards(tasks, selection) -> None:
+    task = tasks["customer_state"]
+    names = resolve_schedules(task, selection)
+    assert names[:3] == ["snapshot", "single_batch", "in_order_stream"]
+    assert set(names[3:]) == set(task.spec.hazards)
+    assert names == [n for n in SCHEDULE_NAMES if n in names], "registry order"
+    assert "schema_evolution" not in names
+
+
+def test_resolve_default_includes_schema_evolution_when_declared(evolving_task) -> None:
+    assert resolve_schedules(evolving_task, None)[-1] == "schema_evolution"
+
+
+def test_resolve_a_comma_separated_list(tasks) -> None:
+    task = tasks["daily_revenue"]
+    assert resolve_schedules(task, "late_arrival,backfill") == ["late_arrival", "backfill"]
+    assert resolve_schedules(task, " snapshot , crash_retry ,") == ["snapshot", "crash_retry"]
+
+
+def test_resolve_unknown_name_suggests_the_closest(tasks) -> None:
+    with pytest.raises(
+        UnknownNameError, match=r"Unknown schedule 'late_arival'\. Did you mean 'late_arrival'\?"
+    ):
+        resolve_schedules(tasks["daily_revenue"], "snapshot,late_arival")
+
+
+def test_build_schedule_unknown_name(tasks) -> None:
+    with pytest.raises(UnknownNameError, match="Did you mean 'backfill'"):
+        build_schedule(tasks["daily_revenue"], "backfil", 1)
