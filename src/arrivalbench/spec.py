@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 from dataclasses import dataclass
 from functools import cache
@@ -9,7 +10,15 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from arrivalbench.errors import SpecError, UnknownNameError
 from arrivalbench.sqltypes import SUPPORTED, is_float, is_supported, normalise
@@ -165,11 +174,20 @@ class TaskSpec(_Strict):
             raise ValueError(f"at most one source may have an evolving_column; found {evolving}")
         if ("schema_evolution" in self.hazards) != bool(evolving):
             raise ValueError("schema_evolution is declared exactly when a source sets evolving_column")
-        for control in self.controls:
-            undeclared = set(control.fails) - set(self.hazards)
-            if undeclared:
-                raise ValueError(f"control {control.file} fails {sorted(undeclared)}, not declared by the task")
         return self
+
+    @field_validator("controls")
+    @classmethod
+    def _controls_fail_declared_hazards(cls, controls: list[ControlSpec], info: ValidationInfo) -> list[ControlSpec]:
+        declared = set(info.data.get("hazards") or ())
+        for control in controls:
+            undeclared = set(control.fails) - declared
+            if undeclared:
+                raise ValueError(
+                    f"control {control.file} fails {sorted(undeclared)}, not declared by the task "
+                    f"(declared: {sorted(declared)})"
+                )
+        return controls
 
 
 @dataclass(frozen=True)
@@ -201,15 +219,41 @@ def folder_hash(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def _format_validation(path: Path, error: ValidationError) -> str:
+def _model_at(loc: tuple[object, ...]) -> type[BaseModel] | None:
+    """The spec model that owns a validation error's location, for "did you mean" on unknown fields."""
+    names = [p for p in loc if isinstance(p, str)]
+    models: dict[tuple[str, ...], type[BaseModel]] = {
+        (): TaskSpec,
+        ("sources",): SourceSpec,
+        ("sources", "generator"): GeneratorSpec,
+        ("target",): TargetSpec,
+        ("controls",): ControlSpec,
+    }
+    return models.get(tuple(names[:-1]))
+
+
+def _format_validation(path: Path, error: ValidationError, single_source: bool) -> str:
     first = error.errors()[0]
-    where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+    loc = tuple(first["loc"])
+    if single_source and loc[:2] == ("sources", 0):
+        loc = ("source", *loc[2:])
+    where = ".".join(str(p) for p in loc) or "(top level)"
     found = first.get("input")
     found_text = repr(found) if not isinstance(found, dict) else "a mapping"
     if len(found_text) > 80:
         found_text = found_text[:77] + "..."
     more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
     msg = first["msg"].removeprefix("Value error, ")
+    if first["type"] == "extra_forbidden":
+        model = _model_at(tuple(first["loc"]))
+        known = sorted(model.model_fields) if model else []
+        if model is TaskSpec:
+            known = sorted({*known, "source"} - {"sources"})
+        close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+        msg = f"unknown field; did you mean '{close[0]}'?" if close else f"unknown field; known: {', '.join(known)}"
+        msg = msg.replace("did you mean", "Did you mean")
+    elif first["type"] == "missing":
+        return f"{path}: field '{where}' is required but missing{more}. Fix the task spec and rerun."
     return f"{path}: field '{where}': {msg}; found {found_text}{more}. Fix the task spec and rerun."
 
 
@@ -240,7 +284,7 @@ def load_task(folder: Path) -> Task:
     try:
         spec = TaskSpec.model_validate(raw)
     except ValidationError as exc:
-        raise SpecError(_format_validation(spec_path, exc)) from None
+        raise SpecError(_format_validation(spec_path, exc, single_source='source' in raw)) from None
     if spec.id != folder.name:
         raise SpecError(f"{spec_path}: field 'id' is {spec.id!r} but the folder is {folder.name!r}; make them equal.")
     for i, source in enumerate(spec.sources):
