@@ -418,8 +418,13 @@ def schedule_from_json(data: object, task: Task, where: str = "schedule file") -
             raise ScheduleError(f"{where}: not a schedule file of format {SCHEDULE_FORMAT}.")
         if data["task"] != task.id:
             raise ScheduleError(f"{where}: built for task '{data['task']}', not '{task.id}'.")
-        get_kind(data["name"])
+        kind = get_kind(data["name"])
         log_info = data["log"]
+        if log_info["kind"] != kind.log_kind:
+            raise ScheduleError(
+                f"{where}: schedule '{kind.name}' delivers the {kind.log_kind} log, but the file names the "
+                f"{log_info['kind']} log."
+            )
         log = log_from_seed(task, log_info["kind"], int(log_info["seed"]))
         if log.fingerprint() != log_info["fingerprint"]:
             raise ScheduleError(
@@ -437,6 +442,12 @@ def schedule_from_json(data: object, task: Task, where: str = "schedule file") -
             )
             for d in data["deliveries"]
         )
+        undelivered = log.n - len({row for d in deliveries for row in d.rows})
+        if undelivered:
+            raise ScheduleError(
+                f"{where}: {undelivered} events of the log are never delivered; every schedule must deliver "
+                "every event at least once, or the final table cannot equal the oracle's."
+            )
         return (
             Schedule(
                 name=data["name"],
@@ -451,6 +462,8 @@ def schedule_from_json(data: object, task: Task, where: str = "schedule file") -
             ),
             log,
         )
+    except UnknownNameError as exc:
+        raise ScheduleError(f"{where}: {exc}") from None
     except (KeyError, TypeError, ValueError) as exc:
         raise ScheduleError(f"{where}: malformed schedule ({type(exc).__name__}: {exc}).") from None
 

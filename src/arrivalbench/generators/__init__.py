@@ -113,10 +113,12 @@ def timestamps(random: np.random.Generator, n: int, start: str, days: int) -> np
 
 
 def cents_to_decimal(cents: np.ndarray) -> pa.Array:
-    """Integer cents as DECIMAL(18,2), exactly (no float round trip)."""
-    from decimal import Decimal
-
-    return pa.array([Decimal(int(c)).scaleb(-2) for c in cents], pa.decimal128(18, 2))
+    """Integer cents as DECIMAL(18,2), exactly: the unscaled 128-bit values are the cents themselves."""
+    low = np.asarray(cents, dtype=np.int64)
+    words = np.empty((len(low), 2), dtype="<i8")
+    words[:, 0] = low
+    words[:, 1] = np.where(low < 0, -1, 0)  # sign extension into the high word
+    return pa.Array.from_buffers(pa.decimal128(18, 2), len(low), [None, pa.py_buffer(words.tobytes())])
 
 
 def ts_array(micros: np.ndarray) -> pa.Array:
