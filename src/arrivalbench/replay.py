@@ -3,7 +3,9 @@
 This is the only place that knows the crash semantics: a crashed delivery runs the script up to
 the chosen statement, drops the session without committing (an open transaction rolls back,
 autocommitted statements stay), then delivers the same batch again and runs the whole script.
-The injected crash is the harness's, not an error; an error in any statement is.
+The injected crash is the harness's, not an error; an error in any statement is. A long script
+is crashed several times in one delivery (see Crash.statements), so every statement boundary of
+any script is hit somewhere in the schedule.
 """
 
 from __future__ import annotations
@@ -169,8 +171,7 @@ def replay(
         for delivery in schedule.deliveries:
             tables = delivery_tables(log, delivery, seq)
             seq += len(delivery.rows)
-            crash_at = delivery.crash.statement(len(statements)) if delivery.crash else None
-            if crash_at is not None:
+            for crash_at in delivery.crash.statements(len(statements)) if delivery.crash else ():
                 error = run(delivery, tables, crash_at)
                 if error:
                     return ReplayResult(None, error, spent, ran)

@@ -36,20 +36,21 @@ class Crash:
     slot: int
     of: int
 
-    def statement(self, n_statements: int) -> int | None:
-        """1-based statement after which the run stops, spread over 1..n-1; None for a one-statement script.
+    def statements(self, n_statements: int) -> tuple[int, ...]:
+        """1-based statements after which successive attempts at this delivery stop; () for one statement.
 
-        When the script has no more crash points than the schedule has crashes, the crashes cycle
-        through every point, so every point of a short script is hit at least once.
+        The points 1..n-1 are dealt round-robin over the schedule's crashes, so together the
+        crashes of one schedule stop the script after every statement at least once, whatever
+        its length. A short script (no more points than crashes) is crashed once per delivery,
+        cycling through its points. Each stop is followed by a redelivery of the same batch; the
+        last attempt runs the whole script.
         """
         points = n_statements - 1
         if points < 1:
-            return None
+            return ()
         if points <= self.of:
-            return 1 + self.slot % points
-        if self.of == 1:
-            return points
-        return 1 + round(self.slot * (points - 1) / (self.of - 1))
+            return (1 + self.slot % points,)
+        return tuple(p for p in range(1, n_statements) if (p - 1) % self.of == self.slot)
 
 
 @dataclass(frozen=True)
