@@ -1,0 +1,47 @@
+-- The existing rebuild, widened: a load touches each store-day it carries and the two days after
+-- it (whose three-day windows include it); those rows are deleted and recomputed from the log in
+-- the same transaction, the three-day count by a correlated sum over the daily counts.
+CREATE TABLE IF NOT EXISTS order_log (
+    event_id BIGINT PRIMARY KEY,
+    ts_event TIMESTAMP,
+    store_id INTEGER
+);
+
+CREATE TABLE IF NOT EXISTS store_daily_orders (
+    store_id  INTEGER,
+    day       DATE,
+    orders    BIGINT,
+    orders_3d BIGINT,
+    PRIMARY KEY (store_id, day)
+);
+
+BEGIN TRANSACTION;
+
+INSERT OR IGNORE INTO order_log
+SELECT DISTINCT ON (event_id) event_id, ts_event, store_id
+FROM sales_batch
+ORDER BY event_id, _arrival_seq;
+
+CREATE TEMP TABLE touched AS
+SELECT DISTINCT b.store_id, CAST(b.ts_event AS DATE) + CAST(k.i AS INTEGER) AS day
+FROM sales_batch b
+CROSS JOIN range(0, 3) AS k(i);
+
+DELETE FROM store_daily_orders t
+USING touched u
+WHERE t.store_id = u.store_id AND t.day = u.day;
+
+INSERT INTO store_daily_orders
+WITH daily AS (
+    SELECT store_id, CAST(ts_event AS DATE) AS day, COUNT(*) AS orders
+    FROM order_log
+    WHERE store_id IN (SELECT store_id FROM touched)
+    GROUP BY ALL
+)
+SELECT d.store_id, d.day, d.orders,
+       (SELECT SUM(p.orders) FROM daily p
+         WHERE p.store_id = d.store_id AND p.day BETWEEN d.day - 2 AND d.day) AS orders_3d
+FROM daily d
+JOIN touched u ON u.store_id = d.store_id AND u.day = d.day;
+
+COMMIT;
