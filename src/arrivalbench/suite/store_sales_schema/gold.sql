@@ -1,0 +1,36 @@
+-- Keep each order once in a history that has every column, filling whatever a batch lacks with
+-- NULL (INSERT ... BY NAME), then upsert the recomputed rows of the (store, day) pairs the batch
+-- touches.
+CREATE TABLE IF NOT EXISTS sales_history (
+    event_id BIGINT PRIMARY KEY,
+    ts_event TIMESTAMP,
+    store_id INTEGER,
+    amount   DECIMAL(12,2),
+    quantity INTEGER
+);
+
+CREATE TABLE IF NOT EXISTS store_daily_sales (
+    store_id INTEGER,
+    day      DATE,
+    revenue  DECIMAL(18,2),
+    orders   BIGINT,
+    units    BIGINT,
+    PRIMARY KEY (store_id, day)
+);
+
+INSERT INTO sales_history BY NAME
+SELECT * EXCLUDE (_arrival_seq, _batch_id)
+FROM sales_batch
+QUALIFY row_number() OVER (PARTITION BY event_id ORDER BY _arrival_seq) = 1
+ON CONFLICT DO NOTHING;
+
+INSERT INTO store_daily_sales
+SELECT h.store_id, CAST(h.ts_event AS DATE) AS day,
+       SUM(h.amount), COUNT(*), coalesce(SUM(h.quantity), 0)
+FROM sales_history h
+WHERE (h.store_id, CAST(h.ts_event AS DATE)) IN (
+    SELECT (store_id, CAST(ts_event AS DATE)) FROM sales_batch
+)
+GROUP BY ALL
+ON CONFLICT (store_id, day) DO UPDATE
+SET revenue = excluded.revenue, orders = excluded.orders, units = excluded.units;
