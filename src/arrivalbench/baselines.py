@@ -19,10 +19,12 @@ _META = "EXCLUDE (_arrival_seq, _batch_id)"
 
 
 def _history(source: SourceSpec, where: str = "") -> list[str]:
+    """Append the batch to a history table by column name, so a column that appears later is kept."""
     table = f"naive_{source.name}_history"
     return [
         f"CREATE TABLE IF NOT EXISTS {table} AS SELECT * {_META} FROM {source.name}_batch LIMIT 0",
-        f"INSERT INTO {table} BY NAME SELECT * {_META} FROM {source.name}_batch {where}".rstrip(),
+        f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM {table} "
+        f"UNION ALL BY NAME SELECT * {_META} FROM {source.name}_batch {where}".rstrip(),
         f"CREATE OR REPLACE TEMP VIEW {source.name} AS SELECT * FROM {table}",
     ]
 

@@ -51,7 +51,7 @@ def split_script(engine: Engine, script: str, where: str) -> list[Statement] | R
     try:
         statements = engine.split(script)
     except Exception as exc:  # the engine's parser rejects the script: the artifact is broken
-        return RunError("sql_error", 1, 1, str(exc))
+        return RunError("sql_error", 1, None, str(exc))  # which statement is unknown; the message says where
     if not statements:
         what = "is empty" if not script.strip() else "contains only comments"
         raise PipelineInputError(f"{where}: the pipeline {what}; give a file with at least one SQL statement.")
