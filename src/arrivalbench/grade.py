@@ -53,7 +53,7 @@ def split_script(engine: Engine, script: str, where: str) -> list[Statement] | R
     except Exception as exc:  # the engine's parser rejects the script: the artifact is broken
         return RunError("sql_error", 1, None, str(exc))  # which statement is unknown; the message says where
     if not statements:
-        what = "is empty" if not script.strip() else "contains only comments"
+        what = "is empty" if not script.strip() else "contains only comments or semicolons, no SQL statement"
         raise PipelineInputError(f"{where}: the pipeline {what}; give a file with at least one SQL statement.")
     return statements
 

@@ -23,6 +23,8 @@ from arrivalbench.spec import Task
 
 KILL_GRACE_SECONDS = 5.0
 """How long past the statement timeout a silent worker is given before it is killed."""
+STARTUP_SECONDS = 120.0
+"""How long a worker may take to start and prepare a job (imports, log generation) before its first statement."""
 WORKER_ADDRESS_SPACE = 8 << 30
 """A backstop under DuckDB's own memory limit: past this the worker's allocations fail, not the host."""
 
@@ -122,8 +124,8 @@ class Sandbox:
         conn = self._start()
         conn.send(job)
         batch, stmt = None, None
-        patience = job.limits.statement_timeout + KILL_GRACE_SECONDS
         while True:
+            patience = STARTUP_SECONDS if batch is None else job.limits.statement_timeout + KILL_GRACE_SECONDS
             try:
                 ready = conn.poll(patience)
                 message = conn.recv() if ready else None
@@ -135,6 +137,8 @@ class Sandbox:
                 return ReplayResult(None, RunError("engine_crash", batch, stmt, _death(code)), 0.0, 0)
             if message is None:
                 self._kill()
+                if batch is None:
+                    raise HarnessError(f"the replay worker did not start a statement within {STARTUP_SECONDS:g} s")
                 error = RunError(
                     "timeout",
                     batch,

@@ -433,6 +433,17 @@ def schedule_from_json(data: object, task: Task, where: str = "schedule file") -
                 f"{log_info['seed']} (another harness or task version); rebuild it with 'arrivalbench schedule'."
             )
         position = {int(e): i for i, e in enumerate(log.event_ids())}
+        columns = {f"{src.name}.{c}" for src in log.sources for c in src.columns}
+        for d in data["deliveries"]:
+            omitted = d.get("omit_columns", [])
+            if not isinstance(omitted, list) or any(c not in columns for c in omitted):
+                raise ScheduleError(
+                    f"{where}: batch {d.get('batch_id')}: omit_columns must list 'source.column' entries of "
+                    f"this task ({', '.join(sorted(columns))}); found {omitted!r}."
+                )
+            crash = d.get("crash")
+            if crash and not (0 <= int(crash["slot"]) < int(crash["of"])):
+                raise ScheduleError(f"{where}: batch {d.get('batch_id')}: crash needs 0 <= slot < of; found {crash}.")
         deliveries = tuple(
             Delivery(
                 batch_id=int(d["batch_id"]),
@@ -465,7 +476,7 @@ def schedule_from_json(data: object, task: Task, where: str = "schedule file") -
         )
     except UnknownNameError as exc:
         raise ScheduleError(f"{where}: {exc}") from None
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
         raise ScheduleError(f"{where}: malformed schedule ({type(exc).__name__}: {exc}).") from None
 
 

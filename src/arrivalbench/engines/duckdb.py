@@ -26,14 +26,13 @@ ALLOWED_KINDS = frozenset(
         "ALTER",
         "TRANSACTION",
         "MERGE_INTO",
-        "EXPLAIN",
-        "PREPARE",
-        "EXECUTE",
         "ANALYZE",
     }
 )
+"""PREPARE, EXECUTE and EXPLAIN are out: each wraps another statement (EXPLAIN ANALYZE runs it),
+which would then escape this screen."""
 _SECRET = re.compile(r"^\s*CREATE\s+(OR\s+REPLACE\s+)?(PERSISTENT\s+|TEMP(ORARY)?\s+)?SECRET\b", re.I)
-_LEADING_COMMENTS = re.compile(r"^(\s+|--[^\n]*\n?|/\*.*?\*/)*", re.S)
+_COMMENTS = re.compile(r"--[^\n]*|/\*.*?\*/", re.S)
 
 
 def _config(limits: Limits) -> dict[str, object]:
@@ -70,10 +69,15 @@ class DuckDBSession:
         self._cursor.interrupt()
 
     def read_table(self, name: str) -> pa.Table | None:
-        try:
-            return self._cursor.sql(f'SELECT * FROM "{name}"').to_arrow_table()
-        except duckdb.CatalogException:
+        """The table's rows, or None when no table or view of that name exists (other errors propagate)."""
+        exists = self._cursor.execute(
+            "SELECT count(*) FROM (SELECT table_name AS n FROM duckdb_tables() UNION ALL "
+            "SELECT view_name FROM duckdb_views() WHERE NOT internal) WHERE lower(n) = lower(?)",
+            [name],
+        ).fetchall()[0][0]
+        if not exists:
             return None
+        return self._cursor.sql(f'SELECT * FROM "{name}"').to_arrow_table()
 
     def close(self) -> None:
         self._cursor.close()
@@ -101,15 +105,18 @@ class DuckDBEngine:
         """Statements as DuckDB's own parser splits them (raises duckdb.ParserException)."""
         parsed = duckdb.extract_statements(script)
         return [
-            Statement(index=i + 1, text=s.query.strip(), kind=s.type.name) for i, s in enumerate(parsed)
+            Statement(index=i + 1, text=s.query.strip().rstrip(";").rstrip(), kind=s.type.name)
+            for i, s in enumerate(parsed)
         ]
 
     def refusal(self, statement: Statement) -> str | None:
         """Why a statement may not run, or None: anything that changes the session or reaches outside."""
+        bare = _COMMENTS.sub(" ", statement.text)
         if statement.kind not in ALLOWED_KINDS:
-            verb = _LEADING_COMMENTS.sub("", statement.text).split(None, 1)[0].upper() if statement.text else ""
-            return f"{verb or statement.kind} statements are not allowed in a pipeline ({statement.kind})"
-        if statement.kind == "CREATE" and _SECRET.match(_LEADING_COMMENTS.sub("", statement.text)):
+            words = bare.replace(";", " ").split(None, 1)
+            verb = words[0].upper() if words else statement.kind
+            return f"{verb} statements are not allowed in a pipeline ({statement.kind})"
+        if statement.kind == "CREATE" and _SECRET.match(bare):
             return "CREATE SECRET is not allowed in a pipeline"
         return None
 

@@ -1,0 +1,338 @@
+"""The console script, run as a user runs it: output shapes, exit codes, and one-line user errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arrivalbench.grade import Grader, dumps
+from arrivalbench.schedules import default_schedules
+from arrivalbench.spec import get_task
+
+SCRIPT = Path(sys.executable).parent / "arrivalbench"
+COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "arrivalbench.cli"]
+STABLE = ("daily_revenue", "customer_state")
+DEDUP_HISTORY_ONLY = "controls/dedup_history_only.sql"
+
+
+def cli(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+    return subprocess.run(
+        [*COMMAND, *map(str, args)], capture_output=True, text=True, cwd=cwd, env=env, timeout=300
+    )
+
+
+@pytest.fixture(scope="module")
+def task():
+    return get_task("daily_revenue")
+
+
+@pytest.fixture(scope="module")
+def gold(task) -> Path:
+    return task.folder / "gold.sql"
+
+
+@pytest.fixture(scope="module")
+def control(task) -> Path:
+    return task.folder / DEDUP_HISTORY_ONLY
+
+
+# --- tasks ----------------------------------------------------------------------------------------
+
+
+def test_tasks_lists_the_built_in_tasks():
+    done = cli("tasks")
+    assert done.returncode == 0, done.stderr
+    for task_id in STABLE:
+        assert task_id in done.stdout
+
+
+def test_tasks_json_lists_every_task_with_its_declarations():
+    done = cli("tasks", "--json")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert isinstance(rows, list)
+    for row in rows:
+        assert {"id", "mode", "difficulty", "scenario", "hazards", "controls"} <= set(row)
+        assert row["mode"] in ("create", "modify", "repair")
+        assert row["difficulty"] in ("easy", "medium", "hard")
+        assert isinstance(row["hazards"], list)
+        for c in row["controls"]:
+            assert set(c) == {"file", "fails"} and set(c["fails"]) <= set(row["hazards"])
+    by_id = {row["id"]: row for row in rows}
+    assert len(by_id) == len(rows)
+    for task_id in STABLE:
+        spec = get_task(task_id).spec
+        row = by_id[task_id]
+        assert (row["mode"], row["difficulty"], row["scenario"]) == (
+            spec.mode,
+            spec.difficulty,
+            spec.scenario,
+        )
+        assert row["hazards"] == list(spec.hazards)
+        assert row["controls"] == [{"file": c.file, "fails": list(c.fails)} for c in spec.controls]
+
+
+def test_tasks_hash_is_one_sha256():
+    done = cli("tasks", "--hash")
+    assert done.returncode == 0, done.stderr
+    assert re.fullmatch(r"[0-9a-f]{64}\n", done.stdout)
+
+
+# --- grade ----------------------------------------------------------------------------------------
+
+
+def test_grade_json_on_the_gold(task, gold):
+    done = cli("grade", "--task", "daily_revenue", "--pipeline", gold, "--json")
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert {
+        "format",
+        "task",
+        "artifact_sha256",
+        "engine",
+        "engine_version",
+        "harness_version",
+        "seed",
+        "verdicts",
+    } == set(record)
+    assert record["task"] == "daily_revenue"
+    assert record["artifact_sha256"] == __import__("hashlib").sha256(gold.read_bytes()).hexdigest()
+    assert list(record["verdicts"]) == sorted(
+        default_schedules(task)
+    )  # sorted keys: the canonical form
+    assert all(entry["verdict"] == "PASS" for entry in record["verdicts"].values())
+    assert done.stdout == dumps(record)
+
+
+def test_grade_json_is_the_same_bytes_as_grading_in_process(task, control):
+    names = ["snapshot", "duplicate_delivery"]
+    done = cli(
+        "grade", "-t", "daily_revenue", "-p", control, "--schedules", ",".join(names), "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    with Grader() as grader:
+        record, _ = grader.grade(task, control.read_text(encoding="utf-8"), names)
+    assert done.stdout == dumps(record)
+    assert record["verdicts"]["duplicate_delivery"]["verdict"] == "FAIL"
+
+
+def test_grade_prints_a_table_and_the_replay_command_for_a_failure(control):
+    done = cli(
+        "grade", "-t", "daily_revenue", "-p", control, "--schedules", "snapshot,duplicate_delivery"
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert any("snapshot" in line and "PASS" in line for line in lines)
+    assert any(
+        "duplicate_delivery" in line and "FAIL" in line and "changed" in line for line in lines
+    )
+    assert "Replay one of these with:" in done.stdout
+    assert (
+        f"arrivalbench grade --task daily_revenue --pipeline {control} --schedules duplicate_delivery"
+        in done.stdout
+    )
+
+
+def test_grade_of_a_gold_prints_no_replay_hint(gold):
+    done = cli("grade", "-t", "daily_revenue", "-p", gold, "--schedules", "snapshot")
+    assert done.returncode == 0, done.stderr
+    assert "PASS" in done.stdout
+    assert "Replay" not in done.stdout
+
+
+def test_schedule_file_written_by_schedule_replays_the_same_schedule(tmp_path, control):
+    out = tmp_path / "dup.json"
+    made = cli("schedule", "-t", "daily_revenue", "-s", "duplicate_delivery", "--out", out)
+    assert made.returncode == 0, made.stderr
+    assert made.stdout == ""
+    assert made.stderr.startswith(f"wrote {out}")
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert (data["name"], data["task"]) == ("duplicate_delivery", "daily_revenue")
+    assert data["deliveries"] and all(d["event_ids"] for d in data["deliveries"])
+    assert not out.with_name(out.name + ".tmp").exists()
+
+    replayed = cli("grade", "-t", "daily_revenue", "-p", control, "--schedule-file", out, "--json")
+    named = cli(
+        "grade", "-t", "daily_revenue", "-p", control, "--schedules", "duplicate_delivery", "--json"
+    )
+    assert replayed.returncode == named.returncode == 0, replayed.stderr + named.stderr
+    from_file = json.loads(replayed.stdout)["verdicts"]
+    by_name = json.loads(named.stdout)["verdicts"]
+    assert list(from_file) == ["duplicate_delivery"]
+    assert from_file == by_name
+    assert from_file["duplicate_delivery"]["verdict"] == "FAIL"
+
+
+def test_schedule_to_stdout_is_json():
+    done = cli("schedule", "-t", "customer_state", "-s", "crash_retry")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["name"] == "crash_retry"
+    assert sum(1 for d in data["deliveries"] if d["crash"]) > 0
+
+
+# --- bad input: exit 2, one line on stderr, no traceback -----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def crash_retry_file(tmp_path_factory) -> Path:
+    """A real crash_retry schedule file of daily_revenue, written by the CLI once per module."""
+    path = tmp_path_factory.mktemp("schedules") / "crash_retry.json"
+    done = cli("schedule", "-t", "daily_revenue", "-s", "crash_retry", "--out", path)
+    assert done.returncode == 0, done.stderr
+    return path
+
+
+def _broken(tmp_path: Path, good: Path, change) -> Path:
+    """A copy of a good schedule file with one field broken by `change`."""
+    data = json.loads(good.read_text(encoding="utf-8"))
+    change(data)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    return bad
+
+
+def _bad_input(name: str, tmp_path: Path, gold: Path, good: Path) -> tuple[list[str | Path], str]:
+    """(arguments, a phrase the error line must contain) for one kind of bad input."""
+    grade = ["grade", "-t", "daily_revenue", "-p"]
+
+    if name == "unknown task":
+        return ["grade", "-t", "daily_revenu", "-p", gold], "Did you mean 'daily_revenue'?"
+    if name == "missing pipeline":
+        return [*grade, tmp_path / "nope.sql"], "not found"
+    if name == "pipeline is a directory":
+        return [*grade, tmp_path], "not a file"
+    if name == "not UTF-8":
+        (tmp_path / "latin1.sql").write_bytes("SELECT 'caf\xe9';".encode("latin-1"))
+        return [*grade, tmp_path / "latin1.sql"], "UTF-8"
+    if name == "empty":
+        (tmp_path / "empty.sql").write_text("", encoding="utf-8")
+        return [*grade, tmp_path / "empty.sql"], "empty"
+    if name == "comments only":
+        (tmp_path / "comments.sql").write_text("-- TODO\n/* later */\n", encoding="utf-8")
+        return [*grade, tmp_path / "comments.sql"], "only comments"
+    if name == "unknown schedule":
+        return [*grade, gold, "--schedules", "snapshot,late_arival"], "Did you mean 'late_arrival'?"
+    if name == "unknown schedule to build":
+        return ["schedule", "-t", "daily_revenue", "-s", "shuffle"], "Unknown schedule 'shuffle'"
+    if name == "schedule file not JSON":
+        (tmp_path / "s.json").write_text("{not json", encoding="utf-8")
+        return [*grade, gold, "--schedule-file", tmp_path / "s.json"], "not JSON"
+    if name == "schedule file missing":
+        return [*grade, gold, "--schedule-file", tmp_path / "none.json"], "cannot read"
+    if name == "schedule file without deliveries key":
+        return [
+            *grade,
+            gold,
+            "--schedule-file",
+            _broken(tmp_path, good, lambda d: d.pop("deliveries")),
+        ], "malformed"
+    if name == "schedule file of another format":
+        return [
+            *grade,
+            gold,
+            "--schedule-file",
+            _broken(tmp_path, good, lambda d: d.update(format=99)),
+        ], "format"
+    if name == "schedule file for another task":
+        bad = _broken(tmp_path, good, lambda d: d.update(task="customer_state"))
+        return [*grade, gold, "--schedule-file", bad], "customer_state"
+    if name == "schedule file with an unknown event":
+        bad = _broken(tmp_path, good, lambda d: d["deliveries"][0]["event_ids"].append(-5))
+        return [*grade, gold, "--schedule-file", bad], "malformed"
+    if name == "schedule file with a foreign log":
+        bad = _broken(tmp_path, good, lambda d: d["log"].update(fingerprint="0" * 64))
+        return [*grade, gold, "--schedule-file", bad], "fingerprint"
+    if name == "non-positive timeout":
+        return [*grade, gold, "--statement-timeout", "0"], "timeout"
+    if name == "unreadable memory limit":
+        return [*grade, gold, "--memory-limit", "lots"], "memory limit"
+    raise AssertionError(name)
+
+
+BAD_INPUTS = [
+    "unknown task",
+    "missing pipeline",
+    "pipeline is a directory",
+    "not UTF-8",
+    "empty",
+    "comments only",
+    "unknown schedule",
+    "unknown schedule to build",
+    "schedule file not JSON",
+    "schedule file missing",
+    "schedule file without deliveries key",
+    "schedule file of another format",
+    "schedule file for another task",
+    "schedule file with an unknown event",
+    "schedule file with a foreign log",
+    "non-positive timeout",
+    "unreadable memory limit",
+]
+
+
+def assert_one_line_user_error(done: subprocess.CompletedProcess[str], phrase: str) -> None:
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("arrivalbench: error: ")
+    assert phrase in lines[0]
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize("name", BAD_INPUTS)
+def test_bad_input_is_one_line_on_stderr_and_exit_2(name, tmp_path, gold, crash_retry_file):
+    args, phrase = _bad_input(name, tmp_path, gold, crash_retry_file)
+    assert_one_line_user_error(cli(*args), phrase)
+
+
+def test_schedule_file_with_an_overflowing_seed_is_a_user_error(tmp_path, gold, crash_retry_file):
+    good = _broken(tmp_path, crash_retry_file, lambda d: None)
+    text = re.sub(r'("seed": )\d+', r"\g<1>1e400", good.read_text(encoding="utf-8"), count=1)
+    good.write_text(text, encoding="utf-8")
+    assert_one_line_user_error(
+        cli("grade", "-t", "daily_revenue", "-p", gold, "--schedule-file", good), "malformed"
+    )
+
+
+@pytest.mark.parametrize("omit", [["sales.no_such_column"], ["amount"]])
+def test_schedule_file_with_a_bad_omitted_column_is_a_user_error(
+    tmp_path, gold, crash_retry_file, omit
+):
+    def change(data):
+        data["deliveries"][0]["omit_columns"] = omit
+
+    bad = _broken(tmp_path, crash_retry_file, change)
+    assert_one_line_user_error(
+        cli("grade", "-t", "daily_revenue", "-p", gold, "--schedule-file", bad), "omit"
+    )
+
+
+# --- gate -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_gate_admits_daily_revenue():
+    done = cli("gate", "--tasks", "daily_revenue")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "admitted daily_revenue" in done.stdout
+    assert "rejected" not in done.stdout.split("gate summary")[0]
+
+
+def test_schedule_file_with_an_impossible_crash_is_a_user_error(tmp_path, gold, crash_retry_file):
+    def change(data):
+        crashed = next(d for d in data["deliveries"] if d["crash"])
+        crashed["crash"] = {"slot": 0, "of": 0}
+
+    bad = _broken(tmp_path, crash_retry_file, change)
+    assert_one_line_user_error(
+        cli("grade", "-t", "daily_revenue", "-p", gold, "--schedule-file", bad), "crash"
+    )

@@ -1,0 +1,163 @@
+"""The admissibility gate on broken copies of daily_revenue: each break is named by a violation.
+
+Gating a task grades its gold, controls and baselines on every schedule, so breaks that cannot
+mask one another share one copy: one task carries three control and text defects, another a gold
+that fails and no controls at all.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from arrivalbench.gate import GOLD, TaskGate, Violation, gate_task
+from arrivalbench.grade import Grader
+from arrivalbench.spec import SUITE_DIR, Task, get_task, load_task
+
+pytestmark = pytest.mark.slow
+
+LEDGER = "controls/ledger_after_update.sql"
+DEDUP = "controls/dedup_history_only.sql"
+WATERMARK = "controls/broken_watermark_drop.sql"
+
+
+@pytest.fixture(scope="module")
+def grader():
+    with Grader() as g:
+        yield g
+
+
+def broken_copy(root: Path, break_it: Callable[[Path, dict], None]) -> Task:
+    """A copy of daily_revenue under `root`, changed by break_it(folder, task.yaml mapping), loaded."""
+    folder = root / "daily_revenue"
+    shutil.copytree(
+        SUITE_DIR / "daily_revenue", folder, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    spec_path = folder / "task.yaml"
+    raw = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
+    break_it(folder, raw)
+    spec_path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+    return load_task(folder)
+
+
+def _control(raw: dict, file: str) -> dict:
+    return next(c for c in raw["controls"] if c["file"] == file)
+
+
+def break_controls_and_text(folder: Path, raw: dict) -> None:
+    # 1. The description tells the agent about the hazard.
+    raw["description"] += "Some orders are late.\n"
+    # 2. A control declared to fail a hazard it passes (the ledger control is right under late rows).
+    _control(raw, LEDGER)["fails"] = ["crash_retry", "late_arrival"]
+    # 3. A control that raises where it should fail silently: a primary key on history rejects an
+    #    order sent twice in one batch instead of double counting it.
+    dedup = folder / DEDUP
+    text = dedup.read_text(encoding="utf-8")
+    assert "    event_id BIGINT,\n" in text, (
+        "daily_revenue's dedup control changed: update this test"
+    )
+    dedup.write_text(
+        text.replace("    event_id BIGINT,\n", "    event_id BIGINT PRIMARY KEY,\n", 1),
+        encoding="utf-8",
+    )
+
+
+def break_gold_and_drop_controls(folder: Path, raw: dict) -> None:
+    # 4. The gold is the watermark control: it drops late rows.
+    shutil.copyfile(folder / WATERMARK, folder / "gold.sql")
+    # 5. No negative control at all.
+    raw["controls"] = []
+
+
+@pytest.fixture(scope="module")
+def controls_and_text(grader, tmp_path_factory) -> TaskGate:
+    return gate_task(
+        broken_copy(tmp_path_factory.mktemp("controls"), break_controls_and_text), grader
+    )
+
+
+@pytest.fixture(scope="module")
+def gold_and_no_controls(grader, tmp_path_factory) -> TaskGate:
+    return gate_task(
+        broken_copy(tmp_path_factory.mktemp("gold"), break_gold_and_drop_controls), grader
+    )
+
+
+def violations(
+    result: TaskGate, artifact: str | None, schedule: str | None = None
+) -> list[Violation]:
+    return [v for v in result.violations if v.artifact == artifact and v.schedule == schedule]
+
+
+# --- admitted ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("task_id", ["daily_revenue", "customer_state"])
+def test_built_in_task_is_admitted(grader, task_id):
+    task = get_task(task_id)
+    result = gate_task(task, grader)
+    assert result.violations == []
+    assert result.admitted
+    assert set(result.verdicts) >= {GOLD, *task.controls}
+    assert all(v == "PASS" for v in result.verdicts[GOLD].values())
+    for control in task.spec.controls:
+        row = result.verdicts[control.file]
+        assert {s for s, v in row.items() if v != "PASS"} == set(control.fails)
+        assert all(row[s] == "FAIL" for s in control.fails)
+    for hazard in task.spec.hazards:
+        assert result.sensitive[hazard], hazard
+
+
+# --- rejected, each defect named ------------------------------------------------------------------
+
+
+def test_description_with_hazard_vocabulary_is_rejected(controls_and_text):
+    assert not controls_and_text.admitted
+    (leak,) = violations(controls_and_text, None)
+    assert "hazard vocabulary 'late'" in leak.message
+    assert "Some orders are late." in leak.message
+    assert str(leak).startswith("daily_revenue: description line ")
+
+
+def test_control_declared_to_fail_a_hazard_it_passes_is_rejected(controls_and_text):
+    (over,) = violations(controls_and_text, LEDGER, "late_arrival")
+    assert over.message.startswith("declared to fail but passes")
+    assert controls_and_text.verdicts[LEDGER]["late_arrival"] == "PASS"
+    assert controls_and_text.verdicts[LEDGER]["crash_retry"] == "FAIL"
+    assert violations(controls_and_text, LEDGER, "crash_retry") == []
+
+
+def test_control_that_errors_where_it_should_fail_is_rejected(controls_and_text):
+    (raised,) = violations(controls_and_text, DEDUP, "duplicate_delivery")
+    assert raised.message.startswith("must fail silently but raised: ERROR sql_error at batch ")
+    assert "PRIMARY KEY" in raised.message or "Constraint" in raised.message
+    assert controls_and_text.verdicts[DEDUP]["duplicate_delivery"] == "ERROR"
+    assert all(
+        v == "PASS"
+        for s, v in controls_and_text.verdicts[DEDUP].items()
+        if s != "duplicate_delivery"
+    )
+
+
+def test_three_breaks_give_exactly_three_violations(controls_and_text):
+    """Nothing else in the copy is wrong, so nothing else may be reported (the gold still passes)."""
+    assert len(controls_and_text.violations) == 3, [str(v) for v in controls_and_text.violations]
+    assert all(v == "PASS" for v in controls_and_text.verdicts[GOLD].values())
+
+
+def test_gold_that_fails_a_hazard_is_rejected(gold_and_no_controls):
+    gold = [v for v in gold_and_no_controls.violations if v.artifact == GOLD]
+    assert {v.schedule for v in gold} == {"late_arrival", "out_of_order", "backfill"}
+    assert all(v.message.startswith("gold must pass this schedule: FAIL") for v in gold)
+    assert gold_and_no_controls.verdicts[GOLD]["snapshot"] == "PASS"
+
+
+def test_task_without_controls_is_rejected(gold_and_no_controls):
+    assert not gold_and_no_controls.task.spec.controls
+    (missing,) = [v for v in gold_and_no_controls.violations if "no negative control" in v.message]
+    assert (missing.artifact, missing.schedule) == (None, None)
+    assert {a for a in gold_and_no_controls.verdicts if not a.startswith("baseline:")} == {GOLD}
