@@ -251,3 +251,25 @@ def test_gold_passes_every_schedule_under_any_base_seed(
             assert not bad, f"{task.id} gold under seed {seed}: {bad}"
     finally:
         grader.seed = original
+
+
+def test_regression_grader_caches_are_keyed_by_task_content_not_folder() -> None:
+    """A task edited in memory (same folder, a 3x larger log) used to get the cached oracle and
+    schedules of the original, so its own gold FAILed every schedule."""
+    from arrivalbench.spec import Task
+
+    task = get_task("daily_revenue")
+    source = task.spec.source
+    bigger = source.model_copy(
+        update={"generator": source.generator.model_copy(update={"params": {**source.generator.params, "events": 900}})}
+    )
+    edited = Task(
+        spec=task.spec.model_copy(update={"sources": [bigger]}), folder=task.folder, oracle_sql=task.oracle_sql,
+        gold_sql=task.gold_sql, controls=task.controls, existing_sql=task.existing_sql,
+    )
+    with Grader() as grader:
+        first, _ = grader.grade(task, task.gold_sql, ["single_batch"])
+        second, _ = grader.grade(edited, edited.gold_sql, ["single_batch"])
+    assert first["verdicts"]["single_batch"]["verdict"] == "PASS"
+    assert second["verdicts"]["single_batch"]["verdict"] == "PASS"
+    assert first["verdicts"]["single_batch"]["schedule_sha256"] != second["verdicts"]["single_batch"]["schedule_sha256"]

@@ -84,13 +84,13 @@ class Grader:
         self._sandbox.close()
 
     def schedule(self, task: Task, name: str) -> tuple[Schedule, Log]:
-        key = (str(task.folder), name, self.seed)
+        key = (task.identity, name, self.seed)
         if key not in self._schedules:
             self._schedules[key] = build_schedule(task, name, self.seed)
         return self._schedules[key]
 
     def oracle(self, task: Task, log: Log) -> pa.Table:
-        key = (str(task.folder), task.oracle_sql, log.kind, log.seed)
+        key = (task.identity, "", log.kind, log.seed)
         if key not in self._oracles:
             self._oracles[key] = compute_oracle(task, log, self.engine)
         return self._oracles[key]

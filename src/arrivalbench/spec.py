@@ -205,6 +205,11 @@ class Task:
     def id(self) -> str:
         return self.spec.id
 
+    @property
+    def identity(self) -> str:
+        """sha256 of the spec and oracle as loaded: a cache key that changes whenever the task does."""
+        return hashlib.sha256((self.spec.model_dump_json() + "\0" + self.oracle_sql).encode()).hexdigest()
+
     def content_hash(self) -> str:
         """sha256 over every file of the task folder, so a result can be tied to exact task content."""
         return folder_hash(self.folder)

@@ -1,0 +1,157 @@
+"""Grading cost on this machine, measured in one run; prints ratios and writes benchmarks/results/.
+
+    python benchmarks/grading.py                 # the reference corpus of the whole suite
+    python benchmarks/grading.py --tasks daily_revenue,customer_state --quick
+
+Reports, for the reference corpus (gold, controls, naive baselines of every task):
+(a) seconds per graded cell per core (a cell: one artifact over its task's default schedules);
+(b) harness wall time over the engine's own statement time, summed over every statement (floor 1.0);
+(c) parallel efficiency at 1 and 2 workers;
+(d) cost growth of grading a gold when each task's log grows 10x and 100x;
+(e) peak resident memory of a replay worker.
+Targets (issue 6): (a) <= 0.4 s, (b) <= 1.3, (c) >= 0.9, (d) at most linear, (e) <= 250 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+
+from arrivalbench import __version__
+from arrivalbench.corpus import make_corpus
+from arrivalbench.grade import Grader
+from arrivalbench.schedules import default_schedules
+from arrivalbench.spec import Task, get_task, load_suite
+from arrivalbench.store import RunDir
+from arrivalbench.sweep import sweep
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def timed_sweep(task_ids: list[str], workers: int) -> tuple[float, RunDir, int]:
+    scratch = Path(tempfile.mkdtemp(prefix="arrivalbench-bench-"))
+    run = make_corpus(scratch / "run", task_ids=task_ids)
+    cells = len(run.cells())
+    started = time.perf_counter()
+    sweep(run, workers=workers)
+    return time.perf_counter() - started, run, cells
+
+
+def scaled(task: Task, factor: int) -> Task:
+    """The same task with every source's log `factor` times larger."""
+    sources = []
+    for source in task.spec.sources:
+        params = dict(source.generator.params)
+        base = int(params.get("events", 300))
+        params["events"] = base * factor
+        generator = source.generator.model_copy(update={"params": params})
+        sources.append(source.model_copy(update={"generator": generator}))
+    spec = task.spec.model_copy(update={"sources": sources})
+    return Task(spec=spec, folder=task.folder, oracle_sql=task.oracle_sql, gold_sql=task.gold_sql,
+                controls=task.controls, existing_sql=task.existing_sql)
+
+
+def growth(task_ids: list[str], factors: list[int]) -> dict[str, dict[str, float]]:
+    """Seconds to grade each gold (default schedules) at each log size, relative to size 1."""
+    out: dict[str, dict[str, float]] = {}
+    with Grader() as grader:
+        grader.grade(get_task(task_ids[0]), get_task(task_ids[0]).gold_sql, ["snapshot"])  # warm the worker
+        for task_id in task_ids:
+            task = get_task(task_id)
+            seconds = {}
+            for factor in factors:
+                big = scaled(task, factor)
+                started = time.perf_counter()
+                record, _ = grader.grade(big, big.gold_sql, default_schedules(big))
+                seconds[factor] = time.perf_counter() - started
+                bad = {s: v["verdict"] for s, v in record["verdicts"].items() if v["verdict"] != "PASS"}
+                if bad:
+                    print(f"  note: {task_id} x{factor} gold verdicts {bad}", file=sys.stderr)
+            out[task_id] = {f"x{f}": round(seconds[f] / seconds[factors[0]], 2) for f in factors}
+            out[task_id]["seconds_x1"] = round(seconds[factors[0]], 3)
+    return out
+
+
+def worker_peak_rss_mb(task_ids: list[str]) -> float:
+    """Peak RSS (VmHWM) of one replay worker after grading every gold and control of the tasks."""
+    with Grader() as grader:
+        for task_id in task_ids:
+            task = get_task(task_id)
+            for script in [task.gold_sql, *task.controls.values()]:
+                grader.grade(task, script, default_schedules(task))
+        pid = grader._sandbox._process.pid  # noqa: SLF001  (measurement reaches in on purpose)
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tasks", help="comma-separated task ids (default: the whole suite)")
+    parser.add_argument("--quick", action="store_true", help="growth at 10x only, on two tasks")
+    args = parser.parse_args()
+    task_ids = args.tasks.split(",") if args.tasks else list(load_suite())
+
+    t1, run1, cells = timed_sweep(task_ids, workers=1)
+    timings = run1.timings().to_pylist()
+    statement_seconds = sum(t["statement_seconds"] for t in timings)
+    t2, _, _ = timed_sweep(task_ids, workers=2)
+    per_cell_core = t2 * 2 / cells
+    ratio = t1 / statement_seconds
+    efficiency = (t1 / t2) / 2
+    growth_tasks = task_ids[:2] if args.quick else [t for t in ("daily_revenue", "customer_state", "web_sessions")
+                                                    if t in task_ids] or task_ids[:3]
+    factors = [1, 10] if args.quick else [1, 10, 100]
+    grow = growth(growth_tasks, factors)
+    rss = worker_peak_rss_mb(task_ids)
+
+    results = {
+        "harness_version": __version__,
+        "duckdb": duckdb.__version__,
+        "python": platform.python_version(),
+        "machine": f"{platform.machine()}, {__import__('os').cpu_count()} cores",
+        "tasks": len(task_ids),
+        "cells": cells,
+        "verdict_rows": len(timings),
+        "a_seconds_per_cell_core": round(per_cell_core, 3),
+        "b_harness_over_statement_time": round(ratio, 2),
+        "c_parallel_efficiency_2_workers": round(efficiency, 2),
+        "d_growth": grow,
+        "e_worker_peak_rss_mb": round(rss, 1),
+        "sweep_seconds_1_worker": round(t1, 1),
+        "sweep_seconds_2_workers": round(t2, 1),
+        "statement_seconds_total": round(statement_seconds, 1),
+    }
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "grading.json").write_text(json.dumps(results, indent=2) + "\n")
+    rows = [
+        ("(a) seconds per cell per core", results["a_seconds_per_cell_core"], "<= 0.4"),
+        ("(b) harness wall / statement time", results["b_harness_over_statement_time"], "<= 1.3"),
+        ("(c) parallel efficiency, 2 workers", results["c_parallel_efficiency_2_workers"], ">= 0.9"),
+        ("(d) growth at 10x / 100x events", "; ".join(
+            f"{t}: " + ", ".join(f"{k} {v}" for k, v in g.items() if k.startswith("x") and k != "x1")
+            for t, g in grow.items()), "<= linear (10, 100)"),
+        ("(e) replay worker peak RSS, MB", results["e_worker_peak_rss_mb"], "<= 250"),
+    ]
+    table = ["| measure | value | target |", "| --- | --- | --- |"]
+    table += [f"| {name} | {value} | {target} |" for name, value, target in rows]
+    header = (
+        f"Measured {time.strftime('%Y-%m-%d')} on {results['machine']}, DuckDB {results['duckdb']}, "
+        f"{results['tasks']} tasks, {cells} cells, {len(timings)} verdict rows; sweeps took "
+        f"{results['sweep_seconds_1_worker']} s (1 worker) and {results['sweep_seconds_2_workers']} s (2 workers); "
+        f"engine statement time {results['statement_seconds_total']} s.\n\n"
+    )
+    (RESULTS / "grading.md").write_text("# Grading benchmark\n\n" + header + "\n".join(table) + "\n")
+    print(header + "\n".join(table))
+
+
+if __name__ == "__main__":
+    main()
