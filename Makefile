@@ -13,10 +13,14 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-## demo: gate the built-in suite, grading every gold and negative control, and print the tables
+## demo: gate the built-in suite (grading every gold, negative control and naive baseline),
+## then build the reference corpus as a run directory, grade it, and print the per-arm rates
 demo: $(STAMP)
 	$(VENV)/bin/arrivalbench tasks
-	$(VENV)/bin/arrivalbench gate --matrix
+	$(VENV)/bin/arrivalbench gate
+	rm -rf runs/demo
+	$(VENV)/bin/arrivalbench make-corpus --out runs/demo
+	$(VENV)/bin/arrivalbench grade-run runs/demo
 
 ## test: lint, then the whole test suite; pytest's "no tests collected" (exit 5) is a failure here
 test: $(STAMP)
