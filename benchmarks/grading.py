@@ -86,7 +86,7 @@ def worker_peak_rss_mb(task_ids: list[str]) -> float:
             task = get_task(task_id)
             for script in [task.gold_sql, *task.controls.values()]:
                 grader.grade(task, script, default_schedules(task))
-        pid = grader._sandbox._process.pid  # noqa: SLF001  (measurement reaches in on purpose)
+        pid = grader._sandbox._process.pid
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024
