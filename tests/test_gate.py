@@ -161,3 +161,119 @@ def test_task_without_controls_is_rejected(gold_and_no_controls):
     (missing,) = [v for v in gold_and_no_controls.violations if "no negative control" in v.message]
     assert (missing.artifact, missing.schedule) == (None, None)
     assert {a for a in gold_and_no_controls.verdicts if not a.startswith("baseline:")} == {GOLD}
+
+
+# --- rejected: a hazard nothing notices, an ambiguous oracle, nothing to repair --------------------
+# Each break gets its own copy (of the task named), loaded from a folder under tmp_path.
+
+from arrivalbench.baselines import baseline_script  # noqa: E402
+from arrivalbench.gate import ORACLE_SEEDS  # noqa: E402
+from arrivalbench.logs import task_log  # noqa: E402
+from arrivalbench.oracle import oracle_defects  # noqa: E402
+
+ORACLES = Path(__file__).parent / "fixtures" / "oracles"
+
+
+def with_oracle(copy_task, task_id: str, oracle_file: str) -> Task:
+    """A copy of a built-in task whose oracle.sql is replaced by a fixture from fixtures/oracles."""
+    folder = copy_task(task_id)
+    shutil.copyfile(ORACLES / oracle_file, folder / "oracle.sql")
+    return load_task(folder)
+
+
+def test_store_max_order_notices_duplicates_only_through_its_baselines(grader):
+    """Why the over-declared test below needs a two-statement oracle, pinned down.
+
+    No control of store_max_order declares duplicate_delivery, yet the built-in task is admitted:
+    naive_append rebuilds the target with the oracle's own query, whose join back to `sales` on
+    the winning event_id gives one row per delivered copy of that order, so duplicates make it FAIL.
+    """
+    task = get_task("store_max_order")
+    assert "duplicate_delivery" in task.spec.hazards
+    assert not any("duplicate_delivery" in c.fails for c in task.spec.controls)
+    record, _ = grader.grade(
+        task, baseline_script(task, "naive_append"), ["in_order_stream", "duplicate_delivery"]
+    )
+    verdicts = {s: v["verdict"] for s, v in record["verdicts"].items()}
+    assert verdicts == {"in_order_stream": "PASS", "duplicate_delivery": "FAIL"}
+
+
+def test_hazard_that_no_control_or_baseline_notices_is_rejected(grader, copy_task):
+    # store_max_order (max/min per store) with the same oracle split in two statements: no
+    # baselines exist, and neither control ends differently under duplicates than in order.
+    task = with_oracle(copy_task, "store_max_order", "store_max_order_two_statements.sql")
+    result = gate_task(task, grader)
+    assert not any(name.startswith("baseline:") for name in result.verdicts)
+    assert result.verdicts[GOLD]["snapshot"] == "PASS"  # the split oracle gives the same target
+    for name, row in result.verdicts.items():
+        assert row["duplicate_delivery"] == row["in_order_stream"] == "PASS", name
+    assert result.sensitive["duplicate_delivery"] == []
+    for hazard in task.spec.hazards:
+        if hazard != "duplicate_delivery":
+            assert result.sensitive[hazard], hazard
+    (over,) = result.violations
+    assert (over.artifact, over.schedule) == (None, "duplicate_delivery")
+    assert "no control or naive baseline ends differently under it" in over.message
+    assert "stop declaring it" in over.message
+
+
+def test_oracle_that_repeats_a_key_is_rejected(grader, copy_task):
+    task = with_oracle(copy_task, "daily_revenue", "daily_revenue_repeats_a_key.sql")
+    result = gate_task(task, grader)
+    assert not result.admitted
+    repeated = [v for v in result.violations if "repeats a key" in v.message]
+    assert [v.artifact for v in repeated] == ["oracle.sql"] * ORACLE_SEEDS
+    assert [f"(seed {grader.seed + i})" in v.message for i, v in enumerate(repeated)] == [
+        True
+    ] * ORACLE_SEEDS
+    assert not [v for v in result.violations if "depends on row order" in v.message]
+
+
+def test_built_in_oracle_has_no_defects(grader):
+    task = get_task("daily_revenue")
+    log = task_log(task, "hidden", grader.seed)
+    assert oracle_defects(task, log, grader.engine, grader.seed) == []
+
+
+@pytest.mark.parametrize(
+    "oracle_file", ["daily_revenue_any_value.sql", "daily_revenue_row_number_unordered.sql"]
+)
+def test_oracle_whose_result_depends_on_row_order_is_rejected(grader, copy_task, oracle_file):
+    task = with_oracle(copy_task, "daily_revenue", oracle_file)
+    log = task_log(task, "hidden", grader.seed)
+    (defect,) = oracle_defects(task, log, grader.engine, grader.seed)
+    assert "depends on row order" in defect
+    assert f"seed {grader.seed}" in defect
+    assert "'changed'" in defect  # the keys are the same; values picked from the group differ
+
+
+def test_repair_whose_existing_pipeline_already_passes_is_rejected(grader, copy_task):
+    built_in = get_task("daily_revenue_repair")
+    record, _ = grader.grade(built_in, built_in.existing_sql, ["snapshot"])
+    assert record["verdicts"]["snapshot"]["verdict"] == "FAIL"  # the real one has work to do
+    folder = copy_task("daily_revenue_repair")
+    shutil.copyfile(folder / "gold.sql", folder / "existing.sql")
+    result = gate_task(load_task(folder), grader)
+    (nothing_to_do,) = result.violations
+    assert (nothing_to_do.artifact, nothing_to_do.schedule) == ("existing.sql", None)
+    assert "already passes the snapshot: nothing to repair" in nothing_to_do.message
+
+
+# --- known bugs: gate_task promises to collect violations, never to raise -------------------------
+
+
+def test_oracle_with_an_undeclared_column_is_rejected_not_raised(grader, copy_task):
+    task = with_oracle(copy_task, "daily_revenue", "daily_revenue_extra_column.sql")
+    result = gate_task(task, grader)
+    assert not result.admitted
+    assert any(
+        v.artifact == "oracle.sql" and "do not match the target" in v.message
+        for v in result.violations
+    )
+
+
+def test_repair_with_an_empty_existing_pipeline_is_rejected_not_raised(grader, copy_task):
+    folder = copy_task("daily_revenue_repair")
+    (folder / "existing.sql").write_text("-- to be written\n", encoding="utf-8")
+    result = gate_task(load_task(folder), grader)
+    assert [v.artifact for v in result.violations] == ["existing.sql"]

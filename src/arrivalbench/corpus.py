@@ -25,7 +25,7 @@ def corpus_cells(task_ids: list[str] | None = None) -> tuple[list[Cell], dict[st
         artifacts[sha] = script
         cells.append(Cell(arm=arm, task=task, sample=sample, artifact_sha256=sha, stop_reason="reference"))
 
-    tasks = [get_task(t) for t in task_ids] if task_ids else list(load_suite().values())
+    tasks = [get_task(t) for t in dict.fromkeys(task_ids)] if task_ids else list(load_suite().values())
     for task in tasks:
         add("gold", task.id, 0, task.gold_sql)
         for i, control in enumerate(task.spec.controls):

@@ -118,16 +118,24 @@ def gate_task(task: Task, grader: Grader) -> TaskGate:
                 violate(f"{role} must pass this {kind}: {_describe(entry)}{hint}", name, schedule_name)
 
     if task.existing_sql is not None and task.spec.mode in ("modify", "repair"):
-        record, _ = grader.grade(task, task.existing_sql, ["snapshot"], where=str(task.folder / "existing.sql"))
-        if record["verdicts"]["snapshot"]["verdict"] == "PASS":
-            violate(f"the existing pipeline already passes the snapshot: nothing to {task.spec.mode}", "existing.sql")
+        try:
+            record, _ = grader.grade(task, task.existing_sql, ["snapshot"], where=str(task.folder / "existing.sql"))
+            if record["verdicts"]["snapshot"]["verdict"] == "PASS":
+                violate(f"the existing pipeline already passes the snapshot: nothing to {task.spec.mode}", "existing.sql")
+        except ArrivalBenchError as exc:
+            violate(str(exc), artifact="existing.sql")
 
     for baseline in BASELINES:
         script = baseline_script(task, baseline)
-        if script is not None:
+        if script is None:
+            continue
+        try:
             record, _ = grader.grade(task, script, schedules, where=f"baseline {baseline}")
-            records[f"baseline:{baseline}"] = record["verdicts"]
-            result.verdicts[f"baseline:{baseline}"] = {s: v["verdict"] for s, v in record["verdicts"].items()}
+        except ArrivalBenchError as exc:
+            violate(str(exc), artifact=f"baseline:{baseline}")
+            continue
+        records[f"baseline:{baseline}"] = record["verdicts"]
+        result.verdicts[f"baseline:{baseline}"] = {s: v["verdict"] for s, v in record["verdicts"].items()}
     for hazard in task.spec.hazards:
         result.sensitive[hazard] = [
             name for name, verdicts in records.items() if name != GOLD and _changed(verdicts, hazard)

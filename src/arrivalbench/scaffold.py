@@ -94,10 +94,13 @@ FROM {source}_history
 GROUP BY ALL;
 """
 EXISTING = """\
--- The pipeline the agent starts from (modify and repair tasks). Edit me.
+-- The pipeline the agent starts from (modify and repair tasks). Edit me: it must not already pass
+-- the snapshot (for a repair task, give it the bug the description reports; here: it skips
+-- events with an odd id).
 CREATE OR REPLACE TABLE {target} AS
 SELECT CAST(ts_event AS DATE) AS day, COUNT(*) AS events
 FROM {source}_batch
+WHERE event_id % 2 = 0
 GROUP BY ALL;
 """
 

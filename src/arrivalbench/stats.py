@@ -4,7 +4,7 @@ Definitions (per cell; a task's rate is the share of its cells, and an arm's rat
 the tasks where the rate is defined):
 - snapshot_pass: the cell's artifact PASSes the snapshot (no artifact counts as not passing);
 - gap: among cells that pass the snapshot and have no ERROR on a declared hazard, the share with
-  at least one FAIL on a declared hazard (schema evolution excluded unless asked);
+  at least one FAIL on a declared hazard (schema evolution excluded from both unless asked);
 - error: the share of cells with an ERROR on the snapshot or a declared hazard;
 - all_in: the share of cells with no artifact, a snapshot that does not pass, or a FAIL or ERROR
   on a declared hazard.
@@ -49,16 +49,16 @@ def arm_summaries(
     )
     for cell in cells:
         task = tasks[cell.task]
-        hazards = [h for h in task.spec.hazards if include_loud or h not in LOUD]
+        declared = list(task.spec.hazards)
+        silent = [h for h in declared if include_loud or h not in LOUD]  # the gap's hazard set
         v = by_cell.get(cell.key, {})
         rates = per_task[cell.arm][cell.task]
-        has_artifact = cell.artifact_sha256 is not None
-        snap = has_artifact and v.get("snapshot") == "PASS"
-        errors = [h for h in hazards if v.get(h) == "ERROR"]
-        fails = [h for h in hazards if v.get(h) == "FAIL"]
+        snap = cell.artifact_sha256 is not None and v.get("snapshot") == "PASS"
+        errors = [h for h in declared if v.get(h) == "ERROR"]
+        fails = [h for h in declared if v.get(h) == "FAIL"]
         rates["snapshot_pass"].append(float(snap))
-        if snap and not errors:
-            rates["gap"].append(float(bool(fails)))
+        if snap and not any(v.get(h) == "ERROR" for h in silent):
+            rates["gap"].append(float(any(v.get(h) == "FAIL" for h in silent)))
         rates["error"].append(float(bool(errors) or v.get("snapshot") == "ERROR"))
         rates["all_in"].append(float(not snap or bool(errors) or bool(fails)))
     out = []

@@ -1,0 +1,88 @@
+"""Naive baselines on daily_revenue: scripts the engine accepts, failing exactly where a hurried
+engineer's pipeline would, and no baseline at all for an oracle of more than one statement."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from arrivalbench.baselines import BASELINES, baseline_script
+from arrivalbench.engines import get_engine
+from arrivalbench.grade import Grader
+from arrivalbench.logs import task_log
+from arrivalbench.oracle import compute_oracle
+from arrivalbench.spec import get_task, load_task
+
+ORACLES = Path(__file__).parent / "fixtures" / "oracles"
+SCHEDULES = ["snapshot", "in_order_stream", "duplicate_delivery", "late_arrival"]
+EXPECTED = {
+    # keeps every delivered copy: right unless a row arrives twice
+    "naive_append": {
+        "snapshot": "PASS",
+        "in_order_stream": "PASS",
+        "duplicate_delivery": "FAIL",
+        "late_arrival": "PASS",
+    },
+    # drops a row older than the newest stored one
+    "naive_watermark": {"snapshot": "PASS", "in_order_stream": "PASS", "late_arrival": "FAIL"},
+    # forgets every earlier delivery: right only when everything arrives at once
+    "batch_only": {"snapshot": "PASS", "in_order_stream": "FAIL"},
+}
+
+
+@pytest.fixture(scope="module")
+def grader():
+    with Grader() as g:
+        yield g
+
+
+@pytest.fixture(scope="module")
+def daily_revenue():
+    return get_task("daily_revenue")
+
+
+def test_every_baseline_has_an_expected_pattern():
+    assert set(EXPECTED) == set(BASELINES)
+
+
+@pytest.mark.parametrize("name", sorted(BASELINES))
+def test_baseline_script_is_sql_the_engine_splits_and_allows(daily_revenue, name):
+    script = baseline_script(daily_revenue, name)
+    assert script is not None
+    engine = get_engine()
+    statements = engine.split(script)
+    history = 0 if name == "batch_only" else 2  # create the history table, then append to it
+    assert len(statements) == history + 2  # ... the view named like the source, the target
+    assert len(duckdb.extract_statements(script)) == len(statements)
+    assert [engine.refusal(s) for s in statements] == [None] * len(statements)
+    assert "CREATE OR REPLACE TEMP VIEW sales AS" in statements[-2].text
+    assert statements[-1].text.startswith("CREATE OR REPLACE TABLE daily_revenue AS")
+    assert "GROUP BY store_id, CAST(ts_event AS DATE)" in statements[-1].text  # the oracle's query
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(BASELINES))
+def test_baseline_verdicts_on_daily_revenue(grader, daily_revenue, name):
+    record, _ = grader.grade(daily_revenue, baseline_script(daily_revenue, name), SCHEDULES)
+    verdicts = {s: v["verdict"] for s, v in record["verdicts"].items()}
+    assert set(verdicts) == set(SCHEDULES)
+    assert {s: verdicts[s] for s in EXPECTED[name]} == EXPECTED[name], verdicts
+    assert "ERROR" not in verdicts.values()  # a baseline is wrong silently, never loudly
+
+
+def test_oracle_of_two_statements_has_no_baseline(copy_task):
+    folder = copy_task("daily_revenue")
+    shutil.copyfile(ORACLES / "daily_revenue_two_statements.sql", folder / "oracle.sql")
+    task = load_task(folder)
+    assert len(duckdb.extract_statements(task.oracle_sql)) == 2
+    # The fixture is a sound oracle (same target as the built-in one); only its shape differs.
+    engine, built_in = get_engine(), get_task("daily_revenue")
+    log = task_log(task, "visible", 1)
+    order = [("store_id", "ascending"), ("day", "ascending")]
+    split = compute_oracle(task, log, engine).sort_by(order)
+    assert split.num_rows > 0
+    assert split.equals(compute_oracle(built_in, log, engine).sort_by(order))
+    assert {name: baseline_script(task, name) for name in BASELINES} == dict.fromkeys(BASELINES)
