@@ -66,7 +66,7 @@ class Grader:
     limits: Limits = field(default_factory=Limits)
     engine_name: str = "duckdb"
     _sandbox: Sandbox = field(default_factory=Sandbox, init=False, repr=False)
-    _oracles: dict[tuple[str, str, str, int], pa.Table] = field(default_factory=dict, init=False, repr=False)
+    _oracles: dict[tuple[str, str, int], pa.Table] = field(default_factory=dict, init=False, repr=False)
     _schedules: dict[tuple[str, str, int], tuple[Schedule, Log]] = field(
         default_factory=dict, init=False, repr=False
     )
@@ -90,7 +90,7 @@ class Grader:
         return self._schedules[key]
 
     def oracle(self, task: Task, log: Log) -> pa.Table:
-        key = (task.identity, "", log.kind, log.seed)
+        key = (task.identity, log.kind, log.seed)
         if key not in self._oracles:
             self._oracles[key] = compute_oracle(task, log, self.engine)
         return self._oracles[key]
