@@ -80,6 +80,17 @@ def _matches(column: str, index: int, target: TargetSpec) -> str:
     )
 
 
+_DATABASE: duckdb.DuckDBPyConnection | None = None
+
+
+def _database() -> duckdb.DuckDBPyConnection:
+    """One comparison database per process (opening one costs ~28 ms); each comparison is a session."""
+    global _DATABASE
+    if _DATABASE is None:
+        _DATABASE = duckdb.connect(":memory:", config={"threads": 1, "enable_external_access": False})
+    return _DATABASE
+
+
 def _same_kind(a: pa.DataType, b: pa.DataType) -> bool:
     return a == b or (pa.types.is_integer(a) and pa.types.is_integer(b)) or (
         pa.types.is_decimal(a) and pa.types.is_decimal(b)
@@ -127,12 +138,12 @@ def compare(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> Compari
     cols = list(target.columns)
     keys = target.key
     values = [c for c in cols if c not in keys]
-    con = duckdb.connect(":memory:", config={"threads": 1, "enable_external_access": False})
+    con = _database().cursor()  # a new session: its TEMP tables and registrations end with it
     try:
         con.register("expected_in", expected)
         con.register("actual_in", actual)
         con.execute(
-            "CREATE TABLE a AS SELECT "
+            "CREATE TEMP TABLE a AS SELECT "
             + ", ".join(f"TRY_CAST({_q(by_lower[c.lower()])} AS {t}) AS {_q(c)}" for c, t in target.columns.items())
             + ", "
             + ", ".join(
@@ -142,7 +153,7 @@ def compare(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> Compari
             )
             + " FROM actual_in"
         )
-        con.execute("CREATE TABLE e AS SELECT " + ", ".join(_q(c) for c in cols) + " FROM expected_in")
+        con.execute("CREATE TEMP TABLE e AS SELECT " + ", ".join(_q(c) for c in cols) + " FROM expected_in")
         key_list = ", ".join(_q(k) for k in keys)
         on = " AND ".join(f"ek.{_q(k)} IS NOT DISTINCT FROM ak.{_q(k)}" for k in keys)
         order = ", ".join(f"{_q(k)} ASC NULLS FIRST" for k in keys)
@@ -151,7 +162,7 @@ def compare(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> Compari
             f"{t}.{_q(c)} ASC NULLS FIRST" for c in [*keys, *values]
         )
         con.execute(
-            f"""CREATE TABLE keys AS
+            f"""CREATE TEMP TABLE keys AS
             WITH ek AS (SELECT {key_list}, count(*) AS n FROM e GROUP BY ALL),
                  ak AS (SELECT {key_list}, count(*) AS n FROM a GROUP BY ALL)
             SELECT {", ".join(f"coalesce(ek.{_q(k)}, ak.{_q(k)}) AS {_q(k)}" for k in keys)},
@@ -193,7 +204,7 @@ def compare(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> Compari
         # Keys present once on both sides: compare value by value.
         match_all = " AND ".join(_matches(c, index[c], target) for c in values) or "true"
         con.execute(
-            f"""CREATE TABLE pairs AS
+            f"""CREATE TEMP TABLE pairs AS
             SELECT e.*, {match_all} AS __same
                    {"".join(f", {_matches(c, index[c], target)} AS __same_{index[c]}" for c in values)}
                    {"".join(f", a.{_q(c)} AS __actual_{index[c]}" for c in values)}
