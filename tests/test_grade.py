@@ -273,3 +273,13 @@ def test_regression_grader_caches_are_keyed_by_task_content_not_folder() -> None
     assert first["verdicts"]["single_batch"]["verdict"] == "PASS"
     assert second["verdicts"]["single_batch"]["verdict"] == "PASS"
     assert first["verdicts"]["single_batch"]["schedule_sha256"] != second["verdicts"]["single_batch"]["schedule_sha256"]
+
+
+def test_replay_command_carries_non_default_limits() -> None:
+    from arrivalbench.engines import Limits
+    from arrivalbench.grade import replay_command
+
+    plain = replay_command("daily_revenue", "crash_retry", 7, "p.sql", Limits())
+    assert plain == "arrivalbench grade --task daily_revenue --pipeline p.sql --schedules crash_retry --seed 7"
+    tight = replay_command("daily_revenue", "crash_retry", 7, "p.sql", Limits(statement_timeout=1.5, memory_limit="256MB"))
+    assert tight.endswith("--seed 7 --statement-timeout 1.5 --memory-limit 256MB")

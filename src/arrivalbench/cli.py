@@ -140,7 +140,7 @@ def grade(
     bad = [n for n, e in record["verdicts"].items() if e["verdict"] != "PASS"]
     if bad:
         out.print("Replay one of these with:", style="dim")
-        out.print("  " + replay_command(the_task.id, bad[0], seed, str(pipeline)), highlight=False, soft_wrap=True)
+        out.print("  " + replay_command(the_task.id, bad[0], seed, str(pipeline), limits), highlight=False, soft_wrap=True)
 
 
 @app.command()

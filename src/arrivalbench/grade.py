@@ -157,6 +157,14 @@ def _error(error: RunError) -> dict[str, Any]:
     }
 
 
-def replay_command(task_id: str, schedule: str, seed: int, pipeline: str = "PIPELINE.sql") -> str:
-    """The exact command that replays one verdict."""
-    return f"arrivalbench grade --task {task_id} --pipeline {pipeline} --schedules {schedule} --seed {seed}"
+def replay_command(
+    task_id: str, schedule: str, seed: int, pipeline: str = "PIPELINE.sql", limits: Limits | None = None
+) -> str:
+    """The exact command that replays one verdict, limits included when they are not the defaults."""
+    command = f"arrivalbench grade --task {task_id} --pipeline {pipeline} --schedules {schedule} --seed {seed}"
+    default = Limits()
+    if limits is not None and limits.statement_timeout != default.statement_timeout:
+        command += f" --statement-timeout {limits.statement_timeout:g}"
+    if limits is not None and limits.memory_limit != default.memory_limit:
+        command += f" --memory-limit {limits.memory_limit}"
+    return command
