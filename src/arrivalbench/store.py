@@ -45,8 +45,11 @@ CELLS_SCHEMA = pa.schema(
         ("snapshot_by_turn", pa.list_(pa.string())),
         ("tokens", pa.int64()),
         ("stop_reason", pa.string()),
+        ("prompt_sha256", pa.string()),
     ]
 )
+# Columns added after format 1 was first written; older files read with these as nulls.
+OPTIONAL_COLUMNS = {"prompt_sha256"}
 VERDICTS_SCHEMA = pa.schema(
     [
         ("arm", pa.string()),
@@ -95,6 +98,7 @@ class Cell:
     snapshot_by_turn: tuple[str, ...] = ()
     tokens: int | None = None
     stop_reason: str | None = None
+    prompt_sha256: str | None = None
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -127,6 +131,8 @@ def _read_parquet(path: Path, schema: pa.Schema) -> pa.Table:
         raise RunStoreError(
             f"{path}: unreadable Parquet ({exc}); restore it from a copy, or delete it to re-grade."
         ) from None
+    for name in OPTIONAL_COLUMNS & set(schema.names) - set(table.column_names):
+        table = table.append_column(name, pa.nulls(table.num_rows, schema.field(name).type))
     missing = [f.name for f in schema if f.name not in table.column_names]
     if missing:
         raise RunStoreError(f"{path}: missing columns {missing}; it was not written by this version of ArrivalBench.")
@@ -174,8 +180,13 @@ class RunDir:
         config: dict[str, Any],
         cells: list[Cell],
         artifacts: dict[str, str],
+        arm_info: dict[str, dict[str, Any]] | None = None,
     ) -> RunDir:
-        """Write a new run: artifacts first, then cells, then the manifest (which marks it complete)."""
+        """Write a new run: artifacts first, then cells, then the manifest (which marks it complete).
+
+        `arm_info` describes generated arms ({arm: {"model", "prompt_arm", "prompt_sha256"}});
+        the report pairs each prompt arm with the unhinted arm of the same model through it.
+        """
         path = Path(path)
         if (path / "manifest.json").exists():
             raise RunStoreError(f"{path}: a run already exists here; choose a new --out or remove it.")
@@ -197,6 +208,7 @@ class RunDir:
             "task_hashes": dict(sorted(task_hashes.items())),
             "base_seed": base_seed,
             "arms": sorted({c.arm for c in cells}),
+            "arm_info": dict(sorted((arm_info or {}).items())),
             "config": config,
             "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         }
@@ -251,6 +263,7 @@ class RunDir:
                     "snapshot_by_turn": list(c.snapshot_by_turn),
                     "tokens": c.tokens,
                     "stop_reason": c.stop_reason,
+                    "prompt_sha256": c.prompt_sha256,
                 }
                 for c in rows
             ],
@@ -270,9 +283,14 @@ class RunDir:
                 snapshot_by_turn=tuple(r["snapshot_by_turn"] or ()),
                 tokens=r["tokens"],
                 stop_reason=r["stop_reason"],
+                prompt_sha256=r["prompt_sha256"],
             )
             for r in table.to_pylist()
         ]
+
+    def arm_info(self) -> dict[str, dict[str, Any]]:
+        """Model and prompt of each generated arm; empty for reference arms and older runs."""
+        return self.manifest.get("arm_info", {})
 
     # -- verdicts ------------------------------------------------------------------------------
     @property
