@@ -1,0 +1,124 @@
+"""Models the repair loop can talk to: recorded replies (`replay:PATH`) or any Inspect AI model.
+
+A model answers a Request (the conversation so far plus sampling settings) with a Reply. Replies
+never raise: an API failure that survives the provider's retries comes back as a Reply with
+stop="error", so one cell's failure is recorded in that cell and never stops a sweep.
+
+Stop reasons, per turn: "stop" (the model finished), "length" (the output cap was hit),
+"refusal" (the provider's content filter or a refusal), "error" (no reply after retries) and
+"exhausted" (a replay file has no reply for this turn; the loop ends there).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from arrivalbench.errors import UsageError
+
+MAX_TOKENS = 8_000  # output cap per turn, as in the paper
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str  # "system", "user" or "assistant"
+    content: str
+
+
+@dataclass(frozen=True)
+class Request:
+    task: str
+    arm: str
+    sample: int
+    turn: int  # 1-based
+    messages: tuple[Message, ...]
+    temperature: float
+    max_tokens: int = MAX_TOKENS
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str
+    stop: str = "stop"
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    error: str | None = None
+    notes: tuple[str, ...] = field(default=())
+
+
+class Model(Protocol):
+    name: str
+
+    async def complete(self, request: Request) -> Reply: ...
+
+
+def temperature(sample: int) -> float:
+    """Sample 0 is the model's most likely answer; the others are drawn at temperature 1."""
+    return 0.0 if sample == 0 else 1.0
+
+
+class ReplayModel:
+    """Recorded replies: a JSON object mapping a task id to the replies of turns 1, 2, 3.
+
+    Every sample of a task gets the same replies. A reply is a string (the raw response) or an
+    object {"text": ..., "stop": "stop"|"length"|"refusal"|"error"} to replay a cut-off or refused
+    turn. A list shorter than the loop's turns ends the loop after its last reply.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.name = f"replay:{self.path}"
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise UsageError(f"{self.path}: cannot read the replay file ({exc.strerror}); give an existing JSON file.") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{self.path}: not valid JSON ({exc}); expected {{task id: [reply of turn 1, ...]}}.") from None
+        if not isinstance(data, dict):
+            raise UsageError(f"{self.path}: expected a JSON object {{task id: [reply of turn 1, ...]}}, found {type(data).__name__}.")
+        self.replies: dict[str, list[Reply]] = {}
+        for task, replies in data.items():
+            if not isinstance(replies, list):
+                raise UsageError(f"{self.path}: task {task!r} maps to {type(replies).__name__}; expected a list of replies.")
+            self.replies[task] = [self._reply(task, i, r) for i, r in enumerate(replies, start=1)]
+
+    def _reply(self, task: str, turn: int, raw: Any) -> Reply:
+        if isinstance(raw, str):
+            return Reply(text=raw)
+        if isinstance(raw, dict) and isinstance(raw.get("text", ""), str) and raw.get("stop", "stop") in (
+            "stop", "length", "refusal", "error"
+        ) and set(raw) <= {"text", "stop"}:
+            return Reply(text=raw.get("text", ""), stop=raw.get("stop", "stop"),
+                         error="replayed error" if raw.get("stop") == "error" else None)
+        raise UsageError(
+            f"{self.path}: task {task!r} turn {turn}: a reply is a string or "
+            f'{{"text": ..., "stop": "stop|length|refusal|error"}}; found {json.dumps(raw)[:80]}.'
+        )
+
+    def check_tasks(self, tasks: list[str]) -> None:
+        missing = [t for t in tasks if t not in self.replies]
+        if missing:
+            raise UsageError(f"{self.path}: no replies for task(s) {', '.join(missing)}; add them or drop them from --tasks.")
+
+    async def complete(self, request: Request) -> Reply:
+        replies = self.replies.get(request.task, [])
+        if request.turn > len(replies):
+            return Reply(text="", stop="exhausted")
+        return replies[request.turn - 1]
+
+
+def get_model(spec: str, *, max_retries: int = 5, timeout: int = 600) -> Model:
+    """`replay:PATH`, or any Inspect AI model name (`openai/gpt-4o`, `openai-api/local/NAME`, `mockllm/model`)."""
+    if spec.startswith("replay:"):
+        return ReplayModel(Path(spec.removeprefix("replay:")))
+    if "/" not in spec:
+        raise UsageError(
+            f"--model {spec!r}: give replay:PATH or an Inspect model as provider/model, e.g. openai/gpt-4o."
+        )
+    from arrivalbench.agent.inspect_model import (
+        InspectModel,  # Inspect stays off the core import path
+    )
+
+    return InspectModel(spec, max_retries=max_retries, timeout=timeout)

@@ -1,0 +1,183 @@
+"""What an agent is told: the system prompt, the task prompt of each arm, and repair feedback.
+
+The texts live in prompts/*.md beside this module and are filled with `string.Template`, so SQL
+braces never need escaping. Three arms share one system prompt and one task prompt:
+
+- `unhinted`: the task only, what a bare ticket supplies;
+- `hint`: adds one paragraph naming how deliveries go wrong and what the result must equal;
+- `arch`: adds a stage-then-derive shape for the script and names no way deliveries go wrong.
+
+Every text sent in the `unhinted` and `arch` arms passes the hazard-vocabulary scan of leak.py;
+a text that fails it raises LeakError before any model is called.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from string import Template
+from typing import Any
+
+from arrivalbench.errors import ArrivalBenchError, UnknownNameError
+from arrivalbench.leak import scan
+from arrivalbench.spec import Task
+
+PROMPT_DIR = Path(__file__).parent / "prompts"
+ARMS: tuple[str, ...] = ("unhinted", "hint", "arch")
+WARNED = ("hint",)  # arms allowed to name hazards; every other arm is scanned
+ARM_PARAGRAPH = {"unhinted": None, "hint": "hint.md", "arch": "arch.md"}
+MAX_EXAMPLE_ROWS = 3
+
+
+class LeakError(ArrivalBenchError):
+    """Hazard vocabulary in a text meant for an arm that must not be warned."""
+
+
+@cache
+def text(name: str) -> str:
+    return (PROMPT_DIR / name).read_text(encoding="utf-8")
+
+
+def _fill(name: str, **values: Any) -> str:
+    return Template(text(name)).substitute(values)
+
+
+def check_arm(arm: str) -> str:
+    if arm not in ARMS:
+        raise UnknownNameError("arm", arm, ARMS)
+    return arm
+
+
+def arm_sha256(arm: str) -> str:
+    """Version of an arm's prompt templates: the hash of every text file the arm can send."""
+    names = ["system.md", "user.md", "existing.md", "feedback_error.md", "feedback_diff.md",
+             "feedback_no_code.md"]
+    if ARM_PARAGRAPH[check_arm(arm)]:
+        names.append(ARM_PARAGRAPH[arm])  # type: ignore[arg-type]
+    digest = hashlib.sha256(arm.encode())
+    for name in names:
+        digest.update(b"\0" + name.encode() + b"\0" + text(name).encode())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Prompt:
+    arm: str
+    system: str
+    user: str
+
+    @property
+    def sha256(self) -> str:
+        """The hash of exactly what opens the conversation; recorded with each cell."""
+        return hashlib.sha256(f"{self.arm}\0{self.system}\0{self.user}".encode()).hexdigest()
+
+
+def _columns(columns: dict[str, str]) -> str:
+    return "| column | type |\n| --- | --- |\n" + "\n".join(f"| `{c}` | {t} |" for c, t in columns.items())
+
+
+def build_prompt(task: Task, arm: str) -> Prompt:
+    """The opening system and user messages of one cell; raises LeakError for a warned text in a silent arm."""
+    check_arm(arm)
+    spec = task.spec
+    sources = "\n".join(
+        f"`{s.name}`, received in batches as `{s.name}_batch`:\n\n{_columns(s.columns)}" for s in spec.sources
+    )
+    existing = _fill("existing.md", script=task.existing_sql.strip()) if task.existing_sql else ""
+    batch_tables = " and ".join(f"`{s.name}_batch`" for s in spec.sources)
+    user = _fill(
+        "user.md",
+        title=spec.title,
+        description=spec.description.strip(),
+        sources=sources,
+        target=spec.target.name,
+        key="(" + ", ".join(f"`{k}`" for k in spec.target.key) + ")",
+        target_columns=_columns(spec.target.columns),
+        existing=existing,
+        batch_tables=batch_tables,
+    )
+    if ARM_PARAGRAPH[arm]:
+        user = user.rstrip("\n") + "\n\n" + text(ARM_PARAGRAPH[arm])  # type: ignore[arg-type]
+    prompt = Prompt(arm=arm, system=text("system.md"), user=user)
+    guard(arm, prompt.system, f"system prompt of arm {arm}")
+    guard(arm, prompt.user, f"task prompt of {task.id} in arm {arm}")
+    return prompt
+
+
+def guard(arm: str, message: str, what: str) -> None:
+    """Raise LeakError when a silent arm would be sent hazard vocabulary."""
+    if arm in WARNED:
+        return
+    leaks = scan(message)
+    if leaks:
+        first = leaks[0]
+        raise LeakError(
+            f"{what}: hazard term {first.term!r} on line {first.line} ({first.context!r}); "
+            f"the {arm} arm must not be warned — reword the text (leak.py lists the vocabulary)."
+        )
+
+
+# -- feedback ---------------------------------------------------------------------------------
+
+
+def error_feedback(entry: dict[str, Any]) -> str:
+    """The engine's error verbatim, with where it happened; never names a schedule."""
+    where = []
+    if entry.get("statement"):
+        where.append(f"statement {entry['statement']}")
+    where.append({"timeout": "the statement ran out of time", "sandbox_refused": "the script was refused before running",
+                  "missing_target": "the target table did not exist afterwards",
+                  "engine_crash": "the database process stopped"}.get(entry.get("error_class", ""), "SQL error"))
+    return _fill("feedback_error.md", where=", ".join(where), message=str(entry.get("message", "")).strip())
+
+
+def _row(row: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={_value(v)}" for k, v in row.items())
+
+
+def _value(v: Any) -> str:
+    return "NULL" if v is None else repr(v) if isinstance(v, str) else str(v)
+
+
+def diff_feedback(entry: dict[str, Any], target: str) -> str:
+    """A typed summary of a wrong table: counts per kind of difference and up to three example rows each."""
+    diff = entry.get("diff", {})
+    counts = diff.get("counts", {})
+    examples = diff.get("examples", {})
+    lines: list[str] = []
+    if counts.get("schema"):
+        schema = (examples.get("schema") or [{}])[0]
+        for label, key in (("missing columns", "missing_columns"), ("unexpected columns", "extra_columns"),
+                           ("columns named more than once", "ambiguous_columns")):
+            if schema.get(key):
+                lines.append(f"- {label}: {', '.join(schema[key])}")
+    if counts.get("missing"):
+        lines.append(f"- {counts['missing']} expected rows are absent, for example:")
+        lines += [f"    {_row(r)}" for r in examples.get("missing", [])[:MAX_EXAMPLE_ROWS]]
+    if counts.get("extra"):
+        lines.append(f"- {counts['extra']} rows are present but not expected, for example:")
+        lines += [f"    {_row(r)}" for r in examples.get("extra", [])[:MAX_EXAMPLE_ROWS]]
+    if counts.get("duplicate_key"):
+        lines.append(f"- {counts['duplicate_key']} keys occur a different number of times than expected, for example:")
+        lines += [
+            f"    {_row({k: v for k, v in r.items() if k not in ('expected_rows', 'actual_rows')})}: "
+            f"expected {r.get('expected_rows')} row(s), found {r.get('actual_rows')}"
+            for r in examples.get("duplicate_key", [])[:MAX_EXAMPLE_ROWS]
+        ]
+    if counts.get("changed"):
+        columns = diff.get("changed_columns", {})
+        which = f" (columns: {', '.join(columns)})" if columns else ""
+        lines.append(f"- {counts['changed']} rows have the expected key but other values{which}, for example:")
+        for r in examples.get("changed", [])[:MAX_EXAMPLE_ROWS]:
+            values = "; ".join(
+                f"{c} expected {_value(v['expected'])}, found {_value(v['actual'])}" for c, v in r["columns"].items()
+            )
+            lines.append(f"    {_row(r['key'])}: {values}")
+    return _fill("feedback_diff.md", target=target, expected_rows=diff.get("expected_rows", "?"),
+                 actual_rows=diff.get("actual_rows", "?"), details="\n".join(lines) + "\n")
+
+
+def no_code_feedback() -> str:
+    return text("feedback_no_code.md")
