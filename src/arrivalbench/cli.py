@@ -271,6 +271,48 @@ def make_corpus_command(
     out.print(f"wrote {out_dir}: {len(cells)} cells in arms {', '.join(run.manifest['arms'])}", highlight=False)
 
 
+@app.command()
+def generate(
+    model: Annotated[str, typer.Option("--model", "-m", help="replay:PATH, or an Inspect model such as openai/gpt-4o or openai-api/local/NAME.")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help="Run directory to write (an interrupted one is resumed).")],
+    arm: Annotated[list[str], typer.Option("--arm", "-a", help="Prompt arm: unhinted, hint or arch (repeatable).")] = ["unhinted"],  # noqa: B006
+    k: Annotated[int, typer.Option("-k", help="Samples per task (sample 0 at temperature 0, the rest at 1).")] = 1,
+    task_ids: Annotated[str | None, typer.Option("--tasks", help="Comma-separated task ids (default: all).")] = None,
+    turns: Annotated[int, typer.Option("--turns", help="Repair-loop turns per cell.")] = 3,
+    concurrency: Annotated[int, typer.Option("--concurrency", "-c", help="Cells in flight at once.")] = 4,
+    max_retries: Annotated[int, typer.Option("--max-retries", help="Provider retries per model call.")] = 5,
+    timeout: Annotated[int, typer.Option("--timeout", help="Seconds per model call, retries included.")] = 600,
+    seed: SeedOpt = DEFAULT_SEED,
+) -> None:
+    """Let a model write each task's pipeline (snapshot repair loop) and store the scripts as a run."""
+    from arrivalbench.agent.generate import generate as run_generate
+    from arrivalbench.agent.models import get_model
+
+    ids = [t.strip() for t in task_ids.split(",") if t.strip()] if task_ids else None
+    run = run_generate(get_model(model, max_retries=max_retries, timeout=timeout), arms=arm, k=k, out=out_dir,
+                       task_ids=ids, turns=turns, seed=seed, concurrency=concurrency,
+                       log=lambda line: err.print(line, highlight=False))
+    cells = run.cells()
+    missing = sum(c.artifact_sha256 is None for c in cells)
+    out.print(f"wrote {out_dir}: {len(cells)} cells ({missing} without a script); "
+              f"grade it with: arrivalbench grade-run {out_dir}", highlight=False)
+
+
+@app.command("import-scripts")
+def import_scripts_command(
+    folder: Annotated[Path, typer.Argument(help="Folder of <task>.sql or <task>.<sample>.sql files.")],
+    arm: Annotated[str, typer.Option("--arm", "-a", help="Arm name for these scripts, e.g. human.")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help="New run directory.")],
+    seed: SeedOpt = DEFAULT_SEED,
+) -> None:
+    """Store a folder of hand-written scripts as one arm of a new run, ready for grade-run."""
+    from arrivalbench.agent.generate import import_scripts
+
+    run = import_scripts(folder, arm=arm, out=out_dir, seed=seed)
+    out.print(f"wrote {out_dir}: {len(run.cells())} cells in arm {arm}; "
+              f"grade it with: arrivalbench grade-run {out_dir}", highlight=False)
+
+
 def _summary_table(run: Any) -> Table:
     from arrivalbench.spec import get_task
     from arrivalbench.stats import arm_summaries
@@ -362,6 +404,21 @@ def summary(run_dir: RunOpt) -> None:
     from arrivalbench.store import RunDir
 
     out.print(_summary_table(RunDir.open(run_dir)))
+
+
+@app.command("report")
+def report_command(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Graded run directories (several: compared and replicated).")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help="Folder for report.md, report.html, tables/, figures/.")],
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples per interval.")] = 10_000,
+    unit: Annotated[str, typer.Option(help="Bootstrap resampling unit: task or scenario.")] = "task",
+) -> None:
+    """Write the report of graded runs: tables and figures as Markdown, one HTML page, CSV and LaTeX (read only)."""
+    from arrivalbench.report import write_report
+
+    files = write_report(run_dirs, out_dir, resamples=resamples, unit=unit)
+    out.print(f"wrote {files.html} (self-contained) and {files.markdown}", highlight=False, soft_wrap=True)
+    out.print(f"tables as CSV and LaTeX in {files.tables}, figures as PNG in {files.figures}", highlight=False, soft_wrap=True)
 
 
 def composition(results: list[Any]) -> str:

@@ -132,6 +132,8 @@ def generate(model: Model, *, arms: Iterable[str], k: int, out: Path, task_ids: 
     arms = [check_arm(a) for a in dict.fromkeys(arms)]
     if k < 1 or turns < 1 or concurrency < 1:
         raise UsageError(f"-k {k}, --turns {turns}, --concurrency {concurrency}: each must be at least 1.")
+    if not task_ids and hasattr(model, "default_tasks"):
+        task_ids = model.default_tasks()
     tasks = [get_task(t) for t in dict.fromkeys(task_ids)] if task_ids else list(load_suite().values())
     if hasattr(model, "check_tasks"):
         model.check_tasks([t.id for t in tasks])

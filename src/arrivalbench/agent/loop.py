@@ -46,6 +46,7 @@ class Turn:
     output_tokens: int | None
     stop_reason: str  # stop, length, refusal, empty, error
     error: str | None = None
+    notes: list[str] = field(default_factory=list)  # what the model adapter changed, e.g. a dropped temperature
 
 
 @dataclass
@@ -124,7 +125,8 @@ async def repair_loop(task: Task, prompt: Prompt, sample: int, model: Model, che
         turn = Turn(turn=number, response=reply.text, parse_rule=parsed.rule,
                     script_sha256=sha256_text(parsed.script) if parsed.script is not None else None,
                     snapshot=NO_SCRIPT, feedback=None, input_tokens=reply.input_tokens,
-                    output_tokens=reply.output_tokens, stop_reason=_stop(reply), error=reply.error)
+                    output_tokens=reply.output_tokens, stop_reason=_stop(reply), error=reply.error,
+                    notes=list(reply.notes))
         result.turns.append(turn)
         if parsed.script is not None:
             result.script = parsed.script

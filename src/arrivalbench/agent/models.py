@@ -97,10 +97,15 @@ class ReplayModel:
             f'{{"text": ..., "stop": "stop|length|refusal|error"}}; found {json.dumps(raw)[:80]}.'
         )
 
+    def default_tasks(self) -> list[str]:
+        """Without --tasks, a replay runs the tasks it has replies for."""
+        return sorted(self.replies)
+
     def check_tasks(self, tasks: list[str]) -> None:
         missing = [t for t in tasks if t not in self.replies]
         if missing:
-            raise UsageError(f"{self.path}: no replies for task(s) {', '.join(missing)}; add them or drop them from --tasks.")
+            shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+            raise UsageError(f"{self.path}: no replies for task(s) {shown}; add them or drop them from --tasks.")
 
     async def complete(self, request: Request) -> Reply:
         replies = self.replies.get(request.task, [])
