@@ -1,0 +1,900 @@
+"""Static SQL idioms of a pipeline script, and the within-batch guard split they support.
+
+`idioms` reads one script with sqlglot (DuckDB dialect), statement by statement, and reports which
+of a fixed set of features it uses. Features are syntactic: they say what the script wrote, not
+whether it is correct, and no script is executed.
+
+The guard rule. A script has a *within-batch guard* when it declares a key (PRIMARY KEY / UNIQUE),
+deduplicates inside the arriving batch, or writes through an upsert (MERGE, ON CONFLICT, INSERT OR
+REPLACE / IGNORE). Duplicate delivery is the hazard that tells these apart: when one batch carries
+an event twice, neither copy is in stored history yet, so an anti-join against history alone
+lets both land and the table is silently wrong, while deduplicating the batch absorbs the copy
+and a key that the copy violates makes the run crash instead. The rule is deliberately broad: a
+key on an aggregate target that duplicates never reach, or an upsert that adds the copy's amount
+(ON CONFLICT DO UPDATE SET n = n + excluded.n), still counts. Such false guards put silently
+failing cells in the guarded group, which can only blur the split, never create it.
+
+Scope of "the batch". The arriving rows are `<source>_batch` for each given source (any table
+named `*_batch` when none are given), plus what is derived from them within one run: CTEs, views
+and temporary tables over the batch, and tables rebuilt from the batch alone. A table that also
+reads itself (`CREATE OR REPLACE TABLE h AS SELECT * FROM h UNION ALL ... FROM x_batch`) is
+history, not batch. Deduplication applied only when reading history back (append raw, then
+DISTINCT ON over the whole history) is therefore not `batch_dedup`.
+
+Deduplication counts only where rows flow into a result (FROM, JOIN, CTEs, set operations), not
+in a WHERE or IN subquery. DISTINCT ON and a first ROW_NUMBER count with any key. Set semantics
+(DISTINCT, UNION, EXCEPT, GROUP BY) count only when the rows keep `event_id`, the key every
+source carries, and not `_arrival_seq`, which differs between copies (a bare `*` over the batch
+keeps it): so `SELECT DISTINCT store_id, day FROM sales_batch`, which lists the days to recompute,
+is not mistaken for a guard. GROUP BY counts only when every aggregate ignores duplicates (min,
+max, arg_max, bool_or, any_value, COUNT(DISTINCT ...), ...).
+
+Unparseable statements. A statement sqlglot cannot parse (or parses only as an opaque command)
+sets `parsed=False`; the other statements are still read from their trees, and that one is
+scanned with keyword patterns that report a feature only on an unambiguous match: key
+declarations, upserts and window functions; DISTINCT ON or QUALIFY ROW_NUMBER() ... = 1 (also
+batch_dedup when the statement reads a batch table); NOT EXISTS, NOT IN (SELECT, ANTI JOIN or
+EXCEPT in a statement that reads a batch table; and the leading CREATE [OR REPLACE] TABLE,
+INSERT, DELETE, TRUNCATE or DROP that the sequence features need, with the tables named after
+FROM and JOIN as what it reads. Transaction control is always recognised by its leading words.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.tokens import TokenType
+
+from arrivalbench.spec import Task
+from arrivalbench.store import Cell, RunDir
+
+__all__ = [
+    "FEATURES",
+    "GuardCell",
+    "GuardSignTest",
+    "GuardSplit",
+    "IdiomShare",
+    "Idioms",
+    "artifact_idioms",
+    "binomial_upper_tail",
+    "guard_cells",
+    "guard_sign_test",
+    "guard_split",
+    "idiom_table",
+    "idioms",
+]
+
+DIALECT = "duckdb"
+ARRIVAL = "_arrival_seq"
+EVENT = "event_id"  # every source carries it (spec.SourceSpec)
+
+
+@dataclass(frozen=True)
+class Idioms:
+    """The features of one script; `guard` is derived (see the module docstring for the rule).
+
+    - key_constraint: a PRIMARY KEY or UNIQUE (column, table or ALTER) or CREATE UNIQUE INDEX;
+    - batch_dedup: a query over the arriving rows keeps one row of several copies (DISTINCT ON, a
+      first ROW_NUMBER per key, DISTINCT / UNION / EXCEPT / duplicate-blind GROUP BY keeping
+      `event_id`, NOT EXISTS an earlier copy by `_arrival_seq`);
+    - history_antijoin: arriving rows filtered against a stored table (NOT EXISTS, NOT IN,
+      ANTI JOIN, LEFT JOIN ... IS NULL, EXCEPT, or deleting stored ids from a staged batch);
+    - window_functions: any function with OVER;
+    - row_number_dedup: a ROW_NUMBER partitioned by a key and filtered to 1, or DISTINCT ON,
+      over any relation;
+    - delete_reinsert: DELETE or TRUNCATE of the target, then INSERT into it; or INSERT OR REPLACE
+      into it;
+    - full_recompute: CREATE OR REPLACE (or DROP, CREATE) of the target, or an unfiltered DELETE or
+      TRUNCATE then INSERT, from a stored table other than the target;
+    - merge_upsert: MERGE, INSERT ... ON CONFLICT, INSERT OR REPLACE / IGNORE, into any table;
+    - transaction: BEGIN (or START TRANSACTION) and a later COMMIT (or END).
+
+    With no target given, the target features apply to any table.
+    """
+
+    parsed: bool = True
+    key_constraint: bool = False
+    batch_dedup: bool = False
+    history_antijoin: bool = False
+    window_functions: bool = False
+    row_number_dedup: bool = False
+    delete_reinsert: bool = False
+    full_recompute: bool = False
+    merge_upsert: bool = False
+    transaction: bool = False
+
+    @property
+    def guard(self) -> bool:
+        """A within-batch guard: a key that fires, a batch dedup, or an upsert."""
+        return self.key_constraint or self.batch_dedup or self.merge_upsert
+
+
+FEATURES: tuple[str, ...] = tuple(f.name for f in fields(Idioms) if f.name != "parsed")
+
+
+def idioms(script: str, sources: Sequence[str] = (), target: str | None = None) -> Idioms:
+    """The features of one script; `sources` name its streams, `target` the table it maintains.
+
+    Never raises on bad SQL: an unparseable statement sets `parsed=False` and is scanned by pattern.
+    """
+    if isinstance(sources, str):
+        sources = (sources,)
+    batch = frozenset(f"{s.lower()}_batch" for s in sources) or None
+    reader = _Reader(batch)
+    for chunk in _statements(script):
+        reader.read(chunk)
+    return reader.result(target.lower() if target else None)
+
+
+# -- reading statements ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Flow:
+    """Where the rows of a relation come from, and which columns hold a per-key ROW_NUMBER."""
+
+    batch: bool = False
+    stored: frozenset[str] = frozenset()
+    ranks: frozenset[str] = frozenset()
+
+    def __or__(self, other: _Flow) -> _Flow:
+        """Rows from either relation; rank columns belong to one relation and are not carried."""
+        return _Flow(self.batch or other.batch, self.stored | other.stored)
+
+
+_NOTHING = _Flow()
+
+
+@dataclass
+class _Write:
+    """One statement as the sequence features see it."""
+
+    kind: str  # create, insert, delete, truncate, merge, drop, begin, commit, rollback
+    table: str | None = None
+    rows: _Flow | None = None  # what the written rows read (CREATE ... AS, INSERT ... SELECT)
+    rebuild: bool = False  # CREATE OR REPLACE (not IF NOT EXISTS)
+    filtered: bool = False  # DELETE with WHERE or USING
+    alternative: str | None = None  # INSERT OR REPLACE / IGNORE
+
+
+@dataclass
+class _Reader:
+    """Reads a script statement by statement, keeping what the batch has flowed into so far."""
+
+    batch: frozenset[str] | None
+    derived: dict[str, _Flow] = field(default_factory=dict)
+    temporary: set[str] = field(default_factory=set)
+    writes: list[_Write] = field(default_factory=list)
+    found: set[str] = field(default_factory=set)
+    parsed: bool = True
+
+    def is_batch(self, name: str) -> bool:
+        return name in self.batch if self.batch is not None else name.endswith("_batch")
+
+    def delivered(self, name: str) -> bool:
+        """A batch table or a copy of one: its rows still carry `_arrival_seq`."""
+        return self.is_batch(name) or self.derived.get(name, _NOTHING).batch
+
+    def result(self, target: str | None) -> Idioms:
+        found = self.found | _sequence(self.writes, target)
+        return Idioms(parsed=self.parsed, **{name: name in found for name in FEATURES})
+
+    def read(self, text: str) -> None:
+        control = _control(text)
+        if control:
+            self.writes.append(_Write(control))
+            return
+        tree = _parse(text)
+        if tree is None or isinstance(tree, exp.Command):
+            self.parsed = False
+            self._scan(text)
+        else:
+            self._statement(tree)
+
+    # -- trees ------------------------------------------------------------------------------------
+    def _statement(self, tree: exp.Expr) -> None:
+        if any(isinstance(w.this, exp.Func) for w in tree.find_all(exp.Window)):
+            self.found.add("window_functions")
+        if isinstance(tree, exp.Create | exp.Alter) and _declares_key(tree):
+            self.found.add("key_constraint")
+        if isinstance(tree, exp.Create):
+            self._create(tree)
+        elif isinstance(tree, exp.Insert):
+            self._insert(tree)
+        elif isinstance(tree, exp.Merge):
+            self.found.add("merge_upsert")
+            rows = self._relation(tree.args.get("using"), {}, data=True)
+            self.writes.append(_Write("merge", _name(tree.this), rows))
+        elif isinstance(tree, exp.Delete):
+            self._delete(tree)
+        elif isinstance(tree, exp.TruncateTable):
+            self.writes.extend(_Write("truncate", _name(t)) for t in tree.expressions)
+        elif isinstance(tree, exp.Drop):
+            for table in tree.args.get("tables") or [tree.this]:
+                self.derived.pop(_name(table) or "", None)
+                self.writes.append(_Write("drop", _name(table)))
+        elif isinstance(tree, exp.Query):
+            self._query(tree, {}, data=True)
+        else:
+            for query in _nested_queries(tree):
+                self._query(query, {}, data=False)
+
+    def _create(self, tree: exp.Create) -> None:
+        kind = str(tree.args.get("kind") or "").upper()
+        name = _name(tree.this)
+        if kind not in ("TABLE", "VIEW") or name is None:
+            return
+        temporary = tree.find(exp.TemporaryProperty) is not None
+        query = tree.expression if isinstance(tree.expression, exp.Query) else None
+        rows = self._query(query, {}, data=True) if query is not None else None
+        rebuilt = not tree.args.get("exists")
+        if temporary:
+            self.temporary.add(name)
+        if kind == "VIEW" or temporary:
+            self.derived[name] = rows if rows is not None else _NOTHING
+        elif rows is not None and rebuilt and rows.batch and not rows.stored:
+            self.derived[name] = rows  # a persistent copy of this batch, rebuilt every run
+        else:
+            self.derived.pop(name, None)
+        rebuild = bool(tree.args.get("replace")) and rebuilt
+        self.writes.append(_Write("create", name, rows, rebuild=rebuild))
+
+    def _insert(self, tree: exp.Insert) -> None:
+        name = _name(tree.this)
+        query = tree.expression
+        rows = self._query(query, {}, data=True) if isinstance(query, exp.Query) else _NOTHING
+        alternative = str(tree.args.get("alternative") or "").upper() or None
+        if tree.args.get("conflict") is not None or alternative in ("REPLACE", "IGNORE"):
+            self.found.add("merge_upsert")
+        if name in self.temporary:
+            self.derived[name] = self.derived.get(name, _NOTHING) | rows
+        self.writes.append(_Write("insert", name, rows, alternative=alternative))
+
+    def _delete(self, tree: exp.Delete) -> None:
+        name = _name(tree.this)
+        where = tree.args.get("where")
+        using = tree.args.get("using") or []
+        using = using if isinstance(using, list) else [using]
+        flows = {id(q): self._query(q, {}, data=False) for q in _nested_queries(tree)}
+        if (
+            name is not None
+            and self.delivered(name)
+            and (
+                any(self._relation(u, {}, data=False).stored for u in using)
+                or _excludes_stored(where, flows, negated=False)
+            )
+        ):
+            self.found.add("history_antijoin")
+        self.writes.append(_Write("delete", name, filtered=bool(where or using)))
+
+    # -- queries ----------------------------------------------------------------------------------
+    def _query(self, node: exp.Expr | None, ctes: Mapping[str, _Flow], data: bool) -> _Flow:
+        """The flow of a query, recording the features of every SELECT in it on the way.
+
+        `data` is False inside predicates (WHERE, IN, EXISTS, scalar subqueries): rows there only
+        decide which other rows pass, so deduplicating them guards nothing.
+        """
+        if isinstance(node, exp.Subquery):
+            return self._query(node.this, ctes, data)
+        if not isinstance(node, exp.Query):
+            return _NOTHING
+        ctes = self._ctes(node, ctes, data)
+        if isinstance(node, exp.Select):
+            return self._select(node, ctes, data)
+        if isinstance(node, exp.SetOperation):
+            left = self._query(node.this, ctes, data)
+            right = self._query(node.expression, ctes, data)
+            flow = left | right if isinstance(node, exp.Union) else left
+            if (
+                data
+                and node.args.get("distinct")
+                and flow.batch
+                and _deduplicates_events(node, self)
+            ):
+                self.found.add("batch_dedup")
+            if data and isinstance(node, exp.Except) and left.batch and right.stored:
+                self.found.add("history_antijoin")
+            return flow
+        return _NOTHING
+
+    def _ctes(self, node: exp.Expr, ctes: Mapping[str, _Flow], data: bool) -> Mapping[str, _Flow]:
+        with_ = node.args.get("with_")
+        if not isinstance(with_, exp.With):
+            return ctes
+        scope = dict(ctes)
+        for cte in with_.expressions:
+            scope[cte.alias_or_name.lower()] = self._query(cte.this, scope, data)
+        return scope
+
+    def _relation(self, node: exp.Expr | None, ctes: Mapping[str, _Flow], data: bool) -> _Flow:
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
+            name = node.name.lower()
+            if not node.args.get("db") and name in ctes:
+                return ctes[name]
+            if name in self.derived:
+                return self.derived[name]
+            return _Flow(batch=True) if self.is_batch(name) else _Flow(stored=frozenset([name]))
+        if isinstance(node, exp.Subquery | exp.Query):
+            return self._query(node, ctes, data)
+        return _NOTHING
+
+    def _select(self, node: exp.Select, ctes: Mapping[str, _Flow], data: bool) -> _Flow:
+        flow, ranks, anti, left_stored = _NOTHING, set(), False, set()
+        from_ = node.args.get("from_")
+        if isinstance(from_, exp.From):
+            source = self._relation(from_.this, ctes, data)
+            flow, ranks = flow | source, ranks | source.ranks
+        for join in node.args.get("joins") or []:
+            kind = str(join.args.get("kind") or "").upper()
+            source = self._relation(join.this, ctes, data and kind not in ("ANTI", "SEMI"))
+            if kind in ("ANTI", "SEMI"):
+                anti = anti or (kind == "ANTI" and bool(source.stored))
+                continue
+            flow, ranks = flow | source, ranks | source.ranks
+            if str(join.args.get("side") or "").upper() == "LEFT" and source.stored:
+                left_stored.add(join.this.alias_or_name.lower())
+        flows = {id(q): self._query(q, ctes, data=False) for q in _nested_queries(node)}
+        named = _named_windows(node)
+        own_ranks = {
+            p.alias.lower() for p in node.expressions if p.alias and _is_rank(p.unalias(), named)
+        }
+        distinct = node.args.get("distinct")
+        keyed = isinstance(distinct, exp.Distinct) and distinct.args.get("on") is not None
+        first = _keeps_first(node.args.get("qualify"), own_ranks, named) or _keeps_first(
+            node.args.get("where"), ranks, named
+        )
+        if keyed or first:
+            self.found.add("row_number_dedup")
+        where = node.args.get("where")
+        if data and flow.batch:
+            if (
+                keyed
+                or first
+                or (distinct is not None and _deduplicates_events(node, self))
+                or _groups_away_duplicates(node)
+                or _excludes_earlier_copy(where, flows)
+            ):
+                self.found.add("batch_dedup")
+            if (
+                anti
+                or _excludes_stored(where, flows, negated=True)
+                or _null_probe(where, left_stored)
+            ):
+                self.found.add("history_antijoin")
+        return _Flow(flow.batch, flow.stored, frozenset(own_ranks))
+
+    # -- patterns, for what sqlglot cannot parse --------------------------------------------------
+    def _scan(self, text: str) -> None:
+        text = _strip_comments(text)
+        names = {_bare(m) for m in _READS.findall(text)}
+        reads_batch = any(self.is_batch(n) for n in names)
+        for feature, pattern in _PATTERNS.items():
+            if pattern.search(text):
+                self.found.add(feature)
+        dedup = bool(_DISTINCT_ON.search(text) or _QUALIFY_FIRST.search(text))
+        if dedup:
+            self.found.add("row_number_dedup")
+        if reads_batch and dedup:
+            self.found.add("batch_dedup")
+        if reads_batch and _ANTI.search(text):
+            self.found.add("history_antijoin")
+        write = _scan_write(text)
+        if write is not None:
+            stored = frozenset(n for n in names if not self.is_batch(n) and n != write.table)
+            write.rows = _Flow(reads_batch, stored) if write.kind in ("create", "insert") else None
+            self.writes.append(write)
+
+
+def _sequence(writes: Sequence[_Write], target: str | None) -> set[str]:
+    """The features that depend on statement order: transactions, delete-and-reinsert, rebuilds."""
+    found: set[str] = set()
+    began = False
+    cleared: dict[str, bool] = {}  # table -> emptied entirely
+    dropped: set[str] = set()
+    for w in writes:
+        if w.kind == "begin":
+            began = True
+        elif w.kind == "commit" and began:
+            found.add("transaction")
+        if w.table is None or (target is not None and w.table != target):
+            continue
+        rebuilt_from_store = w.rows is not None and bool(w.rows.stored - {w.table})
+        if w.kind == "drop":
+            dropped.add(w.table)
+        elif w.kind in ("delete", "truncate"):
+            cleared[w.table] = w.kind == "truncate" or not w.filtered
+        elif w.kind == "insert":
+            if w.alternative == "REPLACE" or w.table in cleared:
+                found.add("delete_reinsert")
+            if cleared.get(w.table) and rebuilt_from_store:
+                found.add("full_recompute")
+        elif w.kind == "create" and (w.rebuild or w.table in dropped) and rebuilt_from_store:
+            found.add("full_recompute")
+    return found
+
+
+# -- helpers over trees ---------------------------------------------------------------------------
+
+_INSENSITIVE = (
+    exp.Max, exp.Min, exp.ArgMax, exp.ArgMin, exp.LogicalOr, exp.LogicalAnd, exp.AnyValue,
+    exp.First, exp.Last, exp.ApproxDistinct, exp.BitwiseOrAgg, exp.BitwiseAndAgg,
+)  # fmt: skip
+
+
+def _name(node: exp.Expr | None) -> str | None:
+    if isinstance(node, exp.Schema):
+        node = node.this
+    if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
+        return node.name.lower()
+    return None
+
+
+def _declares_key(tree: exp.Expr) -> bool:
+    if isinstance(tree, exp.Create) and str(tree.args.get("kind") or "").upper() == "INDEX":
+        return bool(tree.args.get("unique"))
+    keys = (exp.PrimaryKeyColumnConstraint, exp.PrimaryKey, exp.UniqueColumnConstraint)
+    return tree.find(*keys) is not None
+
+
+def _nested_queries(node: exp.Expr) -> Iterator[exp.Expr]:
+    """Queries inside a statement or SELECT other than its FROM / JOIN sources and CTEs."""
+    if isinstance(node, exp.Select):
+        parts = [v for k, v in node.args.items() if k not in ("from_", "joins", "with_")]
+        parts += [j.args.get("on") for j in node.args.get("joins") or []]
+    else:
+        parts = [v for k, v in node.args.items() if k != "with_"]
+    for part in parts:
+        for item in part if isinstance(part, list) else [part]:
+            if isinstance(item, exp.Expr):
+                for found in item.walk(prune=lambda n: isinstance(n, exp.Query)):
+                    if isinstance(found, exp.Query):
+                        yield found
+
+
+def _own(node: exp.Expr | None, kind: type[exp.Expr]) -> Iterator[exp.Expr]:
+    """Nodes of a kind inside an expression, not looking into nested queries."""
+    if node is None:
+        return
+    for found in node.walk(prune=lambda n: isinstance(n, exp.Query) and n is not node):
+        if isinstance(found, kind):
+            yield found
+
+
+def _named_windows(select: exp.Select) -> dict[str, exp.Window]:
+    return {
+        w.name.lower(): w for w in select.args.get("windows") or [] if isinstance(w, exp.Window)
+    }
+
+
+def _is_rank(node: exp.Expr, named: Mapping[str, exp.Window]) -> bool:
+    """A ROW_NUMBER() partitioned by something other than the arrival sequence."""
+    if not isinstance(node, exp.Window) or not isinstance(node.this, exp.RowNumber):
+        return False
+    partition = list(node.args.get("partition_by") or [])
+    reference = node.args.get("alias")
+    if not partition and reference is not None and reference.name.lower() in named:
+        partition = list(named[reference.name.lower()].args.get("partition_by") or [])
+    return any(not (isinstance(p, exp.Column) and p.name.lower() == ARRIVAL) for p in partition)
+
+
+def _keeps_first(
+    condition: exp.Expr | None, ranks: Iterable[str], named: Mapping[str, exp.Window]
+) -> bool:
+    """Whether a filter keeps only the first row per key: rank = 1, rank <= 1, rank < 2."""
+    ranks = set(ranks)
+
+    def is_rank(n: exp.Expr) -> bool:
+        return _is_rank(n, named) or (isinstance(n, exp.Column) and n.name.lower() in ranks)
+
+    def number(n: exp.Expr) -> int | None:
+        return int(n.this) if isinstance(n, exp.Literal) and n.is_int else None
+
+    for cmp in _own(condition, exp.Binary):
+        left, right = cmp.this, cmp.expression
+        if is_rank(left) and number(right) is not None:
+            op, bound = type(cmp), number(right)
+        elif is_rank(right) and number(left) is not None:
+            flip = {exp.GTE: exp.LTE, exp.GT: exp.LT, exp.LTE: exp.GTE, exp.LT: exp.GT}
+            op, bound = flip.get(type(cmp), type(cmp)), number(left)
+        else:
+            continue
+        if (op, bound) in ((exp.EQ, 1), (exp.LTE, 1), (exp.LT, 2)):
+            return True
+    return False
+
+
+def _kept(node: exp.Expr, reader: _Reader) -> set[str]:
+    """The column names a query's rows keep; a `*` keeps `event_id`, and `_arrival_seq` over the batch."""
+    if isinstance(node, exp.SetOperation):
+        left, right = _kept(node.this, reader), _kept(node.expression, reader)
+        return left | (right & {ARRIVAL})
+    if isinstance(node, exp.Subquery):
+        return _kept(node.this, reader)
+    if not isinstance(node, exp.Select):
+        return set()
+    sources = [node.args["from_"].this] if isinstance(node.args.get("from_"), exp.From) else []
+    sources += [j.this for j in node.args.get("joins") or []]
+    raw = any(isinstance(s, exp.Table) and reader.delivered(s.name.lower()) for s in sources)
+    kept: set[str] = set()
+    for projection in node.expressions:
+        star = projection if isinstance(projection, exp.Star) else None
+        if isinstance(projection, exp.Column) and isinstance(projection.this, exp.Star):
+            star = projection.this
+        if star is None:
+            kept |= _columns(projection)
+        else:
+            kept |= {EVENT, ARRIVAL} - _columns(star) if raw else {EVENT} - _columns(star)
+    return kept
+
+
+def _deduplicates_events(node: exp.Expr, reader: _Reader) -> bool:
+    """Set semantics that merge copies of one event: the rows keep `event_id` but not `_arrival_seq`."""
+    kept = _kept(node, reader)
+    return EVENT in kept and ARRIVAL not in kept
+
+
+def _columns(node: exp.Expr | None) -> set[str]:
+    return {c.name.lower() for c in _own(node, exp.Column)}
+
+
+def _groups_away_duplicates(select: exp.Select) -> bool:
+    """A GROUP BY on `event_id` whose every aggregate gives the same answer with a row counted twice."""
+    group = select.args.get("group")
+    if not isinstance(group, exp.Group):
+        return False
+    projections = select.expressions
+    if group.args.get("all"):
+        keys = [p for p in projections if next(_own(p, exp.AggFunc), None) is None]
+    else:
+        keys = [
+            projections[int(k.this) - 1] if k.is_int and 0 < int(k.this) <= len(projections) else k
+            for k in group.expressions
+        ]
+    names = set().union(*(_columns(k) for k in keys))
+    if EVENT not in names or ARRIVAL in names:
+        return False
+    for part in [*projections, select.args.get("having")]:
+        for agg in _own(part, exp.AggFunc):
+            if isinstance(agg.parent, exp.Window):
+                continue
+            if not (isinstance(agg, _INSENSITIVE) or isinstance(agg.this, exp.Distinct)):
+                return False
+    return True
+
+
+def _excludes_stored(where: exp.Expr | None, flows: Mapping[int, _Flow], negated: bool) -> bool:
+    """NOT EXISTS / NOT IN against a stored table (or, with negated=False, EXISTS / IN: for DELETE)."""
+    for node in _own(where, exp.Exists):
+        negation = isinstance(node.parent, exp.Not) == negated
+        if negation and flows.get(id(node.this), _NOTHING).stored:
+            return True
+    for node in _own(where, exp.In):
+        query = node.args.get("query")
+        negation = isinstance(node.parent, exp.Not) == negated
+        if query is not None and negation and flows.get(id(query), _NOTHING).stored:
+            return True
+    return False
+
+
+def _excludes_earlier_copy(where: exp.Expr | None, flows: Mapping[int, _Flow]) -> bool:
+    """NOT EXISTS an earlier-arriving copy in the batch itself: a within-batch dedup."""
+    for node in _own(where, exp.Exists):
+        flow = flows.get(id(node.this), _NOTHING)
+        by_arrival = any(c.name.lower() == ARRIVAL for c in node.this.find_all(exp.Column))
+        if isinstance(node.parent, exp.Not) and flow.batch and by_arrival:
+            return True
+    return False
+
+
+def _null_probe(where: exp.Expr | None, aliases: set[str]) -> bool:
+    """LEFT JOIN stored AS h ... WHERE h.col IS NULL."""
+    for node in _own(where, exp.Is):
+        column = node.this
+        if (
+            isinstance(node.expression, exp.Null)
+            and not isinstance(node.parent, exp.Not)
+            and isinstance(column, exp.Column)
+            and column.table.lower() in aliases
+        ):
+            return True
+    return False
+
+
+# -- splitting and parsing ------------------------------------------------------------------------
+
+
+def _statements(script: str) -> list[str]:
+    """The script's statements, split on semicolons outside strings and comments."""
+    try:
+        tokens = Dialect.get_or_raise(DIALECT).tokenize(script)
+    except Exception:  # an unterminated string or comment: split naively, parse what parses
+        return [part for part in script.split(";") if part.strip()]
+    chunks, start, end = [], None, 0
+    for token in tokens:
+        if token.token_type == TokenType.SEMICOLON:
+            if start is not None:
+                chunks.append(script[start : end + 1])
+            start = None
+            continue
+        start = token.start if start is None else start
+        end = token.end
+    if start is not None:
+        chunks.append(script[start : end + 1])
+    return chunks
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """sqlglot logs a warning for each statement it falls back on; we report those as parsed=False."""
+    logger = logging.getLogger("sqlglot")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _parse(text: str) -> exp.Expr | None:
+    try:
+        with _quiet():
+            trees = [t for t in sqlglot.parse(text, read=DIALECT) if t is not None]
+    except Exception:  # generated text can break the parser in more ways than ParseError
+        return None
+    return trees[0] if len(trees) == 1 else None
+
+
+def _control(text: str) -> str | None:
+    """Transaction control by its leading words (sqlglot reads START TRANSACTION as an alias)."""
+    words = _strip_comments(text).split(None, 1)
+    first = words[0].upper() if words else ""
+    rest = words[1].upper().strip() if len(words) > 1 else ""
+    if first == "BEGIN" or (first == "START" and rest.startswith("TRANSACTION")):
+        return "begin"
+    if first in ("COMMIT", "END") and rest in ("", "TRANSACTION", "WORK"):
+        return "commit"
+    if first in ("ROLLBACK", "ABORT"):
+        return "rollback"
+    return None
+
+
+_NAME = r'(?:"?\w+"?\.)*"?\w+"?'
+_PATTERNS = {
+    "key_constraint": re.compile(
+        r"\bPRIMARY\s+KEY\b|\bCREATE\s+UNIQUE\s+INDEX\b|\bUNIQUE\s*(?:\(|,|\)|$)", re.I
+    ),
+    "merge_upsert": re.compile(
+        r"\bMERGE\s+INTO\b|\bON\s+CONFLICT\b|\bINSERT\s+OR\s+(?:REPLACE|IGNORE)\b", re.I
+    ),
+    "window_functions": re.compile(r"\bOVER\s*\(|\bOVER\s+[a-z_]\w*", re.I),
+}
+_DISTINCT_ON = re.compile(r"\bDISTINCT\s+ON\s*\(", re.I)
+_QUALIFY_FIRST = re.compile(
+    r"\bQUALIFY\s+ROW_NUMBER\s*\(\s*\)\s*OVER\s*\(\s*PARTITION\s+BY\b[^;]*?\)\s*(?:=\s*1|<=\s*1|<\s*2)\b",
+    re.I | re.S,
+)
+_ANTI = re.compile(r"\bNOT\s+EXISTS\b|\bNOT\s+IN\s*\(\s*SELECT\b|\bANTI\s+JOIN\b|\bEXCEPT\b", re.I)
+_READS = re.compile(rf"\b(?:FROM|JOIN)\s+({_NAME})\b(?!\s*\()", re.I)
+_WRITES = {
+    "create": r"CREATE\s+(?P<replace>OR\s+REPLACE\s+)?(?:TEMP\w*\s+)?TABLE\s+(?P<exists>IF\s+NOT\s+EXISTS\s+)?",
+    "insert": r"INSERT\s+(?:OR\s+(?P<alternative>REPLACE|IGNORE)\s+)?INTO\s+",
+    "delete": r"DELETE\s+FROM\s+",
+    "truncate": r"TRUNCATE\s+(?:TABLE\s+)?",
+    "drop": r"DROP\s+TABLE\s+(?:IF\s+EXISTS\s+)?",
+}
+_WRITE = re.compile(
+    "^(?:" + "|".join(f"(?P<{k}>{v})" for k, v in _WRITES.items()) + f")(?P<table>{_NAME})", re.I
+)
+
+
+def _bare(name: str) -> str:
+    """`main."Sales_Batch"` -> `sales_batch`: DuckDB names are case-insensitive, quoted or not."""
+    return name.replace('"', "").split(".")[-1].lower()
+
+
+def _strip_comments(text: str) -> str:
+    return re.sub(r"--[^\n]*|/\*.*?\*/", " ", text, flags=re.S).strip()
+
+
+def _scan_write(text: str) -> _Write | None:
+    match = _WRITE.match(text)
+    if match is None:
+        return None
+    kind = next(k for k in _WRITES if match.group(k))
+    rest = text[match.end() :]
+    alternative = match.group("alternative")
+    return _Write(
+        kind,
+        _bare(match.group("table")),
+        rebuild=bool(match.group("replace")) and not match.group("exists"),
+        filtered=kind == "delete" and bool(re.search(r"\b(?:WHERE|USING)\b", rest, re.I)),
+        alternative=alternative.upper() if alternative else None,
+    )
+
+
+# -- runs: artifacts, the guard split, and the idiom table ----------------------------------------
+
+
+def artifact_idioms(run: RunDir, tasks: Mapping[str, Task]) -> dict[str, Idioms]:
+    """The idioms of every artifact of a run, keyed by sha256, read with its task's sources and target.
+
+    An artifact of a task not in `tasks` is read without them (any `*_batch` table is the batch).
+    """
+    found: dict[str, Idioms] = {}
+    for cell in run.cells():
+        sha = cell.artifact_sha256
+        if sha is None or sha in found:
+            continue
+        task = tasks.get(cell.task)
+        sources = [s.name for s in task.spec.sources] if task else ()
+        found[sha] = idioms(run.artifact(sha), sources, task.spec.target.name if task else None)
+    return found
+
+
+@dataclass(frozen=True)
+class GuardCell:
+    """One cell's outcome as the guard split needs it: its artifact and its verdict per schedule."""
+
+    arm: str
+    task: str
+    sample: int
+    artifact_sha256: str | None
+    verdicts: Mapping[str, str]
+    hazards: tuple[str, ...]
+
+
+def guard_cells(run: RunDir, tasks: Mapping[str, Task]) -> list[GuardCell]:
+    """Every cell of a run with its verdicts and its task's declared hazards."""
+    verdicts: dict[tuple[str, str, int], dict[str, str]] = defaultdict(dict)
+    for row in run.verdicts().select(["arm", "task", "sample", "schedule", "verdict"]).to_pylist():
+        verdicts[(row["arm"], row["task"], row["sample"])][row["schedule"]] = row["verdict"]
+    return [
+        GuardCell(
+            c.arm,
+            c.task,
+            c.sample,
+            c.artifact_sha256,
+            dict(verdicts.get(c.key, {})),
+            tuple(tasks[c.task].spec.hazards) if c.task in tasks else (),
+        )
+        for c in run.cells()
+    ]
+
+
+@dataclass(frozen=True)
+class GuardSplit:
+    """One arm's snapshot-passing cells that declare the hazard, with or without a guard.
+
+    `fail_bound` / `error_bound` are the rule-of-three one-sided 95% upper bounds, 3/n, given only
+    when the observed rate is exactly zero.
+    """
+
+    arm: str
+    guarded: bool
+    cells: int
+    fail: int
+    error: int
+
+    @property
+    def fail_rate(self) -> float | None:
+        return self.fail / self.cells if self.cells else None
+
+    @property
+    def error_rate(self) -> float | None:
+        return self.error / self.cells if self.cells else None
+
+    @property
+    def fail_bound(self) -> float | None:
+        return 3 / self.cells if self.cells and self.fail == 0 else None
+
+    @property
+    def error_bound(self) -> float | None:
+        return 3 / self.cells if self.cells and self.error == 0 else None
+
+
+def guard_split(
+    cells: Iterable[GuardCell], found: Mapping[str, Idioms], hazard: str = "duplicate_delivery"
+) -> list[GuardSplit]:
+    """Per arm, silent FAIL and ERROR on one hazard for guarded against unguarded cells.
+
+    Rates here are pooled over cells, the one place they are not averaged over tasks: whether the
+    guard is kept varies between samples of one task, so it is a property of a cell, and averaging
+    by task would weigh a task's single guarded sample like another task's five. Only cells that
+    pass the snapshot, declare the hazard and have a verdict on it are counted.
+    """
+    counts: dict[tuple[str, bool], list[int]] = {}
+    for cell in cells:
+        verdict = cell.verdicts.get(hazard)
+        if hazard not in cell.hazards or verdict is None or cell.artifact_sha256 is None:
+            continue
+        if cell.verdicts.get("snapshot") != "PASS":
+            continue
+        if cell.artifact_sha256 not in found:
+            raise ValueError(
+                f"no idioms for artifact {cell.artifact_sha256} of {cell.arm}/{cell.task}/{cell.sample}; "
+                "compute them with artifact_idioms over the same run"
+            )
+        guarded = found[cell.artifact_sha256].guard
+        for key in ((cell.arm, True), (cell.arm, False)):
+            counts.setdefault(key, [0, 0, 0])
+        tally = counts[(cell.arm, guarded)]
+        tally[0] += 1
+        tally[1] += verdict == "FAIL"
+        tally[2] += verdict == "ERROR"
+    return [
+        GuardSplit(arm, guarded, *counts[(arm, guarded)])
+        for arm, guarded in sorted(counts, key=lambda k: (k[0], not k[1]))
+    ]
+
+
+@dataclass(frozen=True)
+class GuardSignTest:
+    """Arms where guarded cells fail silently less often (wins), as often (ties), or more (losses)."""
+
+    arms: tuple[str, ...]
+    wins: int
+    ties: int
+    losses: int
+    trials: int
+    p: float
+
+
+def guard_sign_test(
+    splits: Iterable[GuardSplit], min_cells: int = 10, drop_ties: bool = False
+) -> GuardSignTest:
+    """One-sided sign test over arms with at least `min_cells` cells in both groups.
+
+    A tie is not a win. By default it stays among the trials, as in the paper (12 wins of 13 arms,
+    one tie: p = 14/8192); `drop_ties` gives the textbook sign test, which leaves ties out.
+    """
+    groups: dict[str, dict[bool, GuardSplit]] = defaultdict(dict)
+    for split in splits:
+        groups[split.arm][split.guarded] = split
+    wins = ties = losses = 0
+    arms = []
+    for arm, pair in sorted(groups.items()):
+        if len(pair) < 2 or min(pair[True].cells, pair[False].cells) < min_cells:
+            continue
+        arms.append(arm)
+        with_guard, without = pair[True].fail_rate, pair[False].fail_rate
+        wins += with_guard < without
+        ties += with_guard == without
+        losses += with_guard > without
+    trials = wins + losses if drop_ties else len(arms)
+    return GuardSignTest(tuple(arms), wins, ties, losses, trials, binomial_upper_tail(wins, trials))
+
+
+def binomial_upper_tail(k: int, n: int) -> float:
+    """P(X >= k) for X ~ Binomial(n, 1/2), exactly."""
+    return sum(math.comb(n, i) for i in range(k, n + 1)) / 2**n
+
+
+@dataclass(frozen=True)
+class IdiomShare:
+    """Per arm, the share of cells with an artifact whose script has each feature (and the guard)."""
+
+    arm: str
+    cells: int
+    shares: Mapping[str, float]
+
+
+def idiom_table(cells: Iterable[Cell | GuardCell], found: Mapping[str, Idioms]) -> list[IdiomShare]:
+    """Feature shares per arm over cells with an artifact; a script two samples share counts twice."""
+    by_arm: dict[str, list[Idioms]] = defaultdict(list)
+    for cell in cells:
+        if cell.artifact_sha256 is not None and cell.artifact_sha256 in found:
+            by_arm[cell.arm].append(found[cell.artifact_sha256])
+    names = (*FEATURES, "guard", "parsed")
+    return [
+        IdiomShare(arm, len(rows), {n: sum(getattr(r, n) for r in rows) / len(rows) for n in names})
+        for arm, rows in sorted(by_arm.items())
+    ]
