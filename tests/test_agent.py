@@ -141,6 +141,7 @@ def test_engine_message_is_passed_verbatim_and_exempt_from_the_scan() -> None:
         (PROSE, None, "no_code"),
         ("```python\nprint('no sql')\n```", None, "no_code"),
         ("```\nThis explains the idea in words.\n```", None, "no_code"),
+        ("```sql\n-- nothing yet\n;\n```", None, "no_code"),
         ("", None, "empty"),
         ("   \n", None, "empty"),
     ],
@@ -401,3 +402,15 @@ def test_import_scripts_makes_a_human_arm(tmp_path: Path) -> None:
     (folder / "not_a_task.sql").write_text("SELECT 1;")
     with pytest.raises(UsageError, match=r"not_a_task\.sql: name it"):
         import_scripts(folder, arm="human", out=tmp_path / "run2")
+
+
+def test_comment_only_artifact_is_an_error_not_a_crashed_sweep(tmp_path: Path) -> None:
+    """Regression: a stored script of comments alone stopped grade-run with exit 2 (PipelineInputError)."""
+    folder = tmp_path / "human"
+    folder.mkdir()
+    (folder / "daily_revenue.sql").write_text("-- to do\n;\n")
+    run = import_scripts(folder, arm="human", out=tmp_path / "run")
+    sweep(run, workers=1)
+    rows = run.verdicts().to_pylist()
+    assert rows and {r["verdict"] for r in rows} == {"ERROR"} and {r["error_class"] for r in rows} == {"sql_error"}
+    assert "only comments or semicolons" in json.loads(rows[0]["record"])["message"]

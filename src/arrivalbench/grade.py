@@ -46,14 +46,17 @@ def dumps(record: dict[str, Any]) -> str:
     return json.dumps(record, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
-def split_script(engine: Engine, script: str, where: str) -> list[Statement] | RunError:
-    """Statements of a script; a parse error is the pipeline's ERROR, an empty script is bad input."""
+def split_script(engine: Engine, script: str, where: str, empty_is_error: bool = False) -> list[Statement] | RunError:
+    """Statements of a script; a parse error is the pipeline's ERROR, an empty script is bad input
+    (or, with `empty_is_error`, for a stored artifact that must get verdicts, an ERROR too)."""
     try:
         statements = engine.split(script)
     except Exception as exc:  # the engine's parser rejects the script: the artifact is broken
         return RunError("sql_error", 1, None, str(exc))  # which statement is unknown; the message says where
     if not statements:
         what = "is empty" if not script.strip() else "contains only comments or semicolons, no SQL statement"
+        if empty_is_error:
+            return RunError("sql_error", 1, None, f"the pipeline {what}")
         raise PipelineInputError(f"{where}: the pipeline {what}; give a file with at least one SQL statement.")
     return statements
 
@@ -103,9 +106,10 @@ class Grader:
         where: str = "pipeline",
         prebuilt: dict[str, tuple[Schedule, Log]] | None = None,
         on_verdict: Callable[[str, dict[str, Any]], None] | None = None,
+        empty_is_error: bool = False,
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """(record, timings) for one artifact over the named schedules."""
-        parsed = split_script(self.engine, script, where)
+        parsed = split_script(self.engine, script, where, empty_is_error)
         refused = parsed if isinstance(parsed, RunError) else screen(self.engine, parsed)
         verdicts: dict[str, Any] = {}
         timings: dict[str, Any] = {}

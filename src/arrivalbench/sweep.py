@@ -72,7 +72,8 @@ def grade_unit(unit: Unit, config: SweepConfig) -> list[tuple[dict[str, Any], di
             _GRADER.close()
         _GRADER = Grader(seed=config.seed, limits=config.limits)
     task = get_task(unit.cell.task)
-    record, timings = _GRADER.grade(task, unit.script, unit.schedules, where=f"artifact {unit.cell.artifact_sha256}")
+    record, timings = _GRADER.grade(task, unit.script, unit.schedules, where=f"artifact {unit.cell.artifact_sha256}",
+                                    empty_is_error=True)
     out = []
     for schedule, entry in record["verdicts"].items():
         row = verdict_row(unit.cell, schedule, config.seed, entry)

@@ -23,7 +23,6 @@ from arrivalbench.agent.prompts import (
     guard,
     no_code_feedback,
 )
-from arrivalbench.errors import PipelineInputError
 from arrivalbench.grade import Grader
 from arrivalbench.spec import Task
 from arrivalbench.store import sha256_text
@@ -161,9 +160,5 @@ async def repair_loop(task: Task, prompt: Prompt, sample: int, model: Model, che
 
 def snapshot_entry(grader: Grader, task: Task, script: str) -> dict[str, Any]:
     """The snapshot verdict entry for one script (blocking: call it off the event loop)."""
-    try:
-        record, _ = grader.grade(task, script, ["snapshot"], where=f"{task.id} response")
-    except PipelineInputError:
-        return {"verdict": "ERROR", "error_class": "sql_error", "statement": None,
-                "message": "the script contains no SQL statement, only comments or semicolons"}
+    record, _ = grader.grade(task, script, ["snapshot"], where=f"{task.id} response", empty_is_error=True)
     return record["verdicts"]["snapshot"]

@@ -11,6 +11,7 @@ The rule, in order:
 3. No fence: the whole reply is the script when, after leading comments, it starts with a SQL
    keyword (CREATE, INSERT, WITH, BEGIN, ...). Leading `--` and `/* */` comments are kept.
 4. Otherwise the reply is prose: no script, recorded as "no_code" (an empty reply as "empty").
+A block holding only comments and semicolons is not a script (it has no statement to run).
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ class Parsed:
     @property
     def ok(self) -> bool:
         return self.script is not None
+
+
+def has_code(text: str) -> bool:
+    """Anything but whitespace, comments and semicolons: a block of comments alone is not a script."""
+    return bool(_LEADING_COMMENTS.sub("", text.replace(";", " ")).strip())
 
 
 def reads_as_sql(text: str) -> bool:
@@ -67,13 +73,13 @@ def parse_response(reply: str | None) -> Parsed:
         return Parsed(None, "empty")
     blocks, unclosed = _blocks(reply)
     sql = [body for label, body in blocks if label in SQL_LABELS or (not label and reads_as_sql(body))]
-    sql = [body for body in sql if body.strip()]
+    sql = [body for body in sql if has_code(body)]
     if sql:
         rule = "fenced" if len(sql) == 1 else f"fenced_last_of_{len(sql)}"
         return Parsed(_clean(sql[-1]), rule)
     if unclosed is not None:
         label, body = unclosed.split("\0", 1)
-        if (label in SQL_LABELS or not label) and reads_as_sql(body):
+        if (label in SQL_LABELS or not label) and reads_as_sql(body) and has_code(body):
             return Parsed(_clean(body), "unclosed_fence")
     if not blocks and unclosed is None and reads_as_sql(reply):
         return Parsed(_clean(reply), "bare")

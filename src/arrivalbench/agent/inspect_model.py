@@ -1,0 +1,132 @@
+"""The Model protocol on top of an Inspect AI model, so any provider Inspect reaches can sit in the loop.
+
+Inspect does the provider work (clients, retries with backoff, rate limits, usage accounting);
+this adapter only translates. A Request becomes Inspect chat messages and a GenerateConfig
+carrying the sample's temperature and the output cap; the ModelOutput becomes a Reply. An error
+that survives Inspect's retries becomes Reply(stop="error"), never an exception, so one failed
+cell never stops a sweep. Inspect's own control flow (sample limits, an opted-in
+fail_on_refusal, cancellation) still propagates: those end the sample, not the cell.
+
+This module imports Inspect at load time; it is imported only when an Inspect model is asked for.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    GenerateConfig,
+    ModelOutput,
+    ModelRefusalError,
+    get_model,
+)
+from inspect_ai.model import Model as InspectAIModel
+from inspect_ai.util import LimitExceededError
+
+from arrivalbench.agent.models import Message, Reply, Request
+from arrivalbench.errors import UsageError
+
+STOP = {"max_tokens": "length", "model_length": "length", "content_filter": "refusal"}
+"""Inspect stop reasons that are not a plain finish; the rest (stop, tool_calls, unknown) are "stop"."""
+
+PASS_THROUGH = (LimitExceededError, ModelRefusalError)
+"""Inspect's own control flow: a sample limit, or a refusal the eval asked to fail on. These end the sample."""
+
+TEMPERATURE_DROPPED = "temperature not sent: the provider rejected the parameter"
+
+
+def _chat(message: Message) -> ChatMessage:
+    if message.role == "system":
+        return ChatMessageSystem(content=message.content)
+    if message.role == "user":
+        return ChatMessageUser(content=message.content)
+    if message.role == "assistant":
+        return ChatMessageAssistant(content=message.content)
+    raise ValueError(f"message role {message.role!r}: expected system, user or assistant")
+
+
+def _one_line(exc: Exception) -> str:
+    """Inspect's prerequisite messages carry Rich markup and line breaks; the CLI prints one plain line."""
+    text = re.sub(r"\[/?bold\]", "", str(exc))
+    return " ".join(text.split()).removeprefix("ERROR: ") or type(exc).__name__
+
+
+def _provider_message(exc: Exception) -> str:
+    """The provider's own words: Inspect's ModelGenerateError also carries the whole request, which
+    names every parameter sent (temperature included), so its full text would match anything."""
+    text = getattr(exc, "provider_message", None) or str(exc) or type(exc).__name__
+    return text.strip()
+
+
+def _rejects_temperature(exc: Exception) -> bool:
+    return "temperature" in _provider_message(exc).lower()
+
+
+def reply_of(output: ModelOutput) -> Reply:
+    """A Reply from an Inspect ModelOutput: the first choice's text, stop reason and usage."""
+    usage = output.usage
+    input_tokens = output_tokens = None
+    if usage is not None:
+        # Inspect counts cached input apart from full-rate input; the prompt's size is their sum.
+        input_tokens = usage.input_tokens + (usage.input_tokens_cache_read or 0) + (usage.input_tokens_cache_write or 0)
+        output_tokens = usage.output_tokens
+    text = output.completion or ""
+    reason = output.stop_reason if not output.empty else "unknown"
+    stop = STOP.get(reason, "stop")
+    error = output.error
+    if error and stop != "refusal":
+        stop = "error"
+    return Reply(text=text, stop=stop, input_tokens=input_tokens, output_tokens=output_tokens, error=error)
+
+
+class InspectModel:
+    """An Inspect model as a loop Model: `InspectModel("openai/gpt-4o")` or `InspectModel(model)`.
+
+    Given a spec, the model is built with its own retry budget and timeout; given an Inspect
+    `Model` (the solver passes the eval's model), it is used as it is, with the eval's settings.
+    The sample's temperature is sent when the provider accepts it: a request that the provider
+    rejects over the temperature is sent once more without it, the model remembers this for later
+    requests, and every reply produced without it says so in its notes.
+    """
+
+    def __init__(self, model: str | InspectAIModel, *, max_retries: int = 5, timeout: int = 600) -> None:
+        if isinstance(model, str):
+            try:
+                model = get_model(model, config=GenerateConfig(max_retries=max_retries, timeout=timeout))
+            except Exception as exc:
+                raise UsageError(f"--model {model!r}: Inspect could not load it: {_one_line(exc)}") from None
+        self.model = model
+        self.name = str(model)
+        self.omit_temperature = False
+
+    async def _generate(self, request: Request, temperature: float | None) -> ModelOutput:
+        config = GenerateConfig(max_tokens=request.max_tokens, temperature=temperature)
+        return await self.model.generate([_chat(m) for m in request.messages], config=config)
+
+    async def _send(self, request: Request) -> ModelOutput:
+        if not self.omit_temperature:
+            try:
+                return await self._generate(request, request.temperature)
+            except PASS_THROUGH:
+                raise
+            except Exception as exc:
+                if not _rejects_temperature(exc):
+                    raise
+                self.omit_temperature = True
+        return await self._generate(request, None)
+
+    async def complete(self, request: Request) -> Reply:
+        try:
+            output = await self._send(request)
+        except PASS_THROUGH:
+            raise
+        except Exception as exc:
+            reply = Reply(text="", stop="error", error=f"{type(exc).__name__}: {_provider_message(exc)}")
+        else:
+            reply = reply_of(output)
+        return replace(reply, notes=(TEMPERATURE_DROPPED,)) if self.omit_temperature else reply

@@ -1,0 +1,267 @@
+"""ArrivalBench as an Inspect AI task: `inspect eval arrivalbench/arrivalbench --model PROVIDER/MODEL`.
+
+One Inspect sample is one cell: a suite task, an arm and a sample index. The sample index, not
+Inspect's epoch, sets the temperature (0 for sample 0, 1 for the others), so run k samples with
+`-T k=5` and leave `--epochs` at 1 (`arrivalbench import-inspect` refuses repeated epochs).
+
+- The solver runs the repair loop with the eval's model; the snapshot check of each turn runs
+  on a worker thread. The sample's store keeps the final script, the cell's transcript and the
+  no-artifact reason; the sample's output is the final script.
+- The scorer replays the final script over the task's default schedules and scores a dict
+  {schedule: "PASS" | "FAIL" | "ERROR" | "NO_ARTIFACT"}, with the whole grade record in the
+  score's metadata. Its metrics read the verdict strings themselves (share passing per schedule,
+  share passing every schedule), so nothing is reduced to a number that means nothing.
+
+`arrivalbench import-inspect LOG_DIR --out RUN` turns the logs into a run directory that
+`arrivalbench grade-run` grades, like one written by `arrivalbench generate`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+from weakref import WeakKeyDictionary
+
+import anyio
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    ModelOutput,
+    get_model,
+)
+from inspect_ai.model import Model as InspectAIModel
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from arrivalbench.agent.inspect_model import InspectModel
+from arrivalbench.agent.loop import TURNS, CellResult, repair_loop, snapshot_entry
+from arrivalbench.agent.models import MAX_TOKENS, temperature
+from arrivalbench.agent.prompts import arm_sha256, build_prompt, check_arm
+from arrivalbench.engines import Limits
+from arrivalbench.errors import UsageError
+from arrivalbench.grade import Grader
+from arrivalbench.schedules import SCHEDULE_NAMES, default_schedules
+from arrivalbench.seeds import DEFAULT_SEED
+from arrivalbench.spec import Task as SuiteTask
+from arrivalbench.spec import get_task, load_suite, suite_hash
+
+SCRIPT = "arrivalbench:script"
+TRANSCRIPT = "arrivalbench:transcript"
+NO_ARTIFACT_REASON = "arrivalbench:no_artifact_reason"
+NO_ARTIFACT = "NO_ARTIFACT"
+METADATA = "arrivalbench"
+"""The key of the eval metadata the import reads: arm, k, tasks, turns, seed, hashes."""
+
+
+class GraderPool:
+    """Graders shared by the samples of an eval, each used by one thread at a time.
+
+    A Grader holds a worker process; at most one per core grades at once, however many samples
+    are in flight. Samples take a lease while they grade; when the last lease is returned the
+    workers are stopped, so an eval leaves no process behind.
+    """
+
+    def __init__(self, seed: int, limits: Limits) -> None:
+        self.seed, self.limits = seed, limits
+        self.size = os.cpu_count() or 1
+        self.free: list[Grader] = []
+        self.leases = 0
+        self.limiter: anyio.CapacityLimiter | None = None
+
+    @asynccontextmanager
+    async def lease(self) -> AsyncIterator[GraderPool]:
+        if self.leases == 0:  # a limiter belongs to one event loop: each eval gets its own
+            self.limiter = anyio.CapacityLimiter(self.size)
+        self.leases += 1
+        try:
+            yield self
+        finally:
+            self.leases -= 1
+            if self.leases == 0 and self.free:
+                idle, self.free = self.free, []
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(_close, idle)
+
+    async def run(self, work: Callable[..., Any], *args: Any) -> Any:
+        """`work(grader, *args)` on a worker thread with a grader nobody else is using (inside a lease)."""
+        assert self.limiter is not None and self.leases > 0, "take a lease first"
+        async with self.limiter:
+            grader = self.free.pop() if self.free else Grader(seed=self.seed, limits=self.limits)
+            try:
+                return await anyio.to_thread.run_sync(work, grader, *args)
+            finally:
+                self.free.append(grader)
+
+    async def snapshot(self, task: SuiteTask, script: str) -> dict[str, Any]:
+        """The repair loop's check: the snapshot verdict entry of one script."""
+        return await self.run(snapshot_entry, task, script)
+
+
+def _close(graders: list[Grader]) -> None:
+    for grader in graders:
+        grader.close()
+
+
+_POOLS: dict[tuple[int, Limits], GraderPool] = {}
+
+
+def grader_pool(seed: int, limits: Limits | None = None) -> GraderPool:
+    limits = limits or Limits()
+    return _POOLS.setdefault((seed, limits), GraderPool(seed, limits))
+
+
+def grade_record(grader: Grader, task: SuiteTask, script: str, schedules: list[str]) -> dict[str, Any]:
+    """The grade record of a script over the schedules (blocking); a script with no statement is an ERROR
+    on every schedule, as the snapshot check of the loop and grade-run report it."""
+    record, _ = grader.grade(task, script, schedules, where=f"{task.id} response", empty_is_error=True)
+    return record
+
+
+def task_ids(tasks: str | list[str] | None) -> list[str]:
+    """-T tasks=a,b (a comma list) or a list; None means the whole suite."""
+    if tasks is None or tasks == "":
+        return list(load_suite())
+    names = tasks.split(",") if isinstance(tasks, str) else [str(t) for t in tasks]
+    ids = list(dict.fromkeys(n.strip() for n in names if n.strip()))
+    for task_id in ids:
+        get_task(task_id)
+    return ids
+
+
+def samples(arm: str, k: int, ids: list[str]) -> list[Sample]:
+    """One sample per (task, sample index); the index sets the temperature."""
+    out = []
+    for task_id in ids:
+        prompt = build_prompt(get_task(task_id), arm)
+        for index in range(k):
+            out.append(Sample(
+                id=f"{task_id}:{index}",
+                input=[ChatMessageSystem(content=prompt.system), ChatMessageUser(content=prompt.user)],
+                metadata={"task": task_id, "arm": arm, "sample": index, "temperature": temperature(index),
+                          "prompt_sha256": prompt.sha256},
+            ))
+    return out
+
+
+def conversation(result: CellResult) -> list[ChatMessage]:
+    """The cell's turns as chat messages, so Inspect's viewer shows the exchange."""
+    messages: list[ChatMessage] = [ChatMessageSystem(content=result.system), ChatMessageUser(content=result.user)]
+    for turn in result.turns:
+        messages.append(ChatMessageAssistant(content=turn.response))
+        if turn.feedback is not None:
+            messages.append(ChatMessageUser(content=turn.feedback))
+    return messages
+
+
+_LOOP_MODELS: WeakKeyDictionary[InspectAIModel, InspectModel] = WeakKeyDictionary()
+
+
+def loop_model(model: InspectAIModel) -> InspectModel:
+    """One wrapper per Inspect model, so a temperature its provider rejected is not sent again by any cell."""
+    if model not in _LOOP_MODELS:
+        _LOOP_MODELS[model] = InspectModel(model)
+    return _LOOP_MODELS[model]
+
+
+@solver
+def repair(turns: int = TURNS, seed: int = DEFAULT_SEED, max_tokens: int = MAX_TOKENS) -> Solver:
+    """The repair loop with the eval's model: at most `turns` replies, each script checked on the snapshot."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        cell = state.metadata
+        suite_task = get_task(cell["task"])
+        prompt = build_prompt(suite_task, cell["arm"])
+        model = loop_model(get_model())
+        pool = grader_pool(seed)
+        async with pool.lease():
+            result = await repair_loop(suite_task, prompt, cell["sample"], model, pool.snapshot,
+                                       turns=turns, max_tokens=max_tokens)
+        state.store.set(SCRIPT, result.script)
+        state.store.set(TRANSCRIPT, result.transcript())
+        state.store.set(NO_ARTIFACT_REASON, result.no_artifact_reason)
+        state.messages = conversation(result)
+        state.output = ModelOutput.from_content(model=model.name, content=result.script or "")
+        return state
+
+    return solve
+
+
+def _ordered(schedules: dict[str, Any]) -> list[str]:
+    return sorted(schedules, key=lambda s: (SCHEDULE_NAMES.index(s) if s in SCHEDULE_NAMES else len(SCHEDULE_NAMES), s))
+
+
+@metric(scores="unreduced")
+def schedule_pass() -> Metric:
+    """Per schedule, the share of samples whose script passed it (NO_ARTIFACT counts as not passing)."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        passed: dict[str, list[bool]] = {}
+        for sample_score in scores:
+            value = sample_score.score.value
+            if isinstance(value, dict):
+                for schedule, verdict in value.items():
+                    passed.setdefault(schedule, []).append(verdict == "PASS")
+        return {s: sum(passed[s]) / len(passed[s]) for s in _ordered(passed)}
+
+    return compute
+
+
+@metric(scores="unreduced")
+def all_in() -> Metric:
+    """The share of samples whose script passed every schedule graded."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        values = [s.score.value for s in scores if isinstance(s.score.value, dict)]
+        if not values:
+            return float("nan")
+        return sum(all(v == "PASS" for v in value.values()) for value in values) / len(values)
+
+    return compute
+
+
+@scorer(metrics=[schedule_pass(), all_in()])
+def replay(seed: int = DEFAULT_SEED) -> Scorer:
+    """Replay the final script over the task's default schedules: a verdict string per schedule."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        suite_task = get_task(state.metadata["task"])
+        schedules = default_schedules(suite_task)
+        script = state.store.get(SCRIPT)
+        if script is None:
+            finished = state.store.get(TRANSCRIPT) is not None
+            reason = state.store.get(NO_ARTIFACT_REASON) if finished else "unfinished"
+            return Score(value=dict.fromkeys(schedules, NO_ARTIFACT), explanation=f"no script ({reason})",
+                         metadata={"no_artifact_reason": reason})
+        pool = grader_pool(seed)
+        async with pool.lease():
+            record = await pool.run(grade_record, suite_task, script, schedules)
+        verdicts = {name: entry["verdict"] for name, entry in record["verdicts"].items()}
+        shown = ", ".join(f"{name} {verdict}" for name, verdict in verdicts.items())
+        return Score(value=verdicts, answer=script, explanation=shown, metadata={"record": record})
+
+    return score
+
+
+@task
+def arrivalbench(arm: str = "unhinted", k: int = 1, tasks: str | list[str] | None = None, turns: int = TURNS,
+                 seed: int = DEFAULT_SEED) -> Task:
+    """ArrivalBench cells of one arm: every task (or `tasks`, a comma list) with samples 0..k-1."""
+    check_arm(arm)
+    k, turns, seed = int(k), int(turns), int(seed)
+    if k < 1 or turns < 1:
+        raise UsageError(f"-T k={k} -T turns={turns}: each must be at least 1.")
+    ids = task_ids(tasks)
+    info = {"arm": arm, "k": k, "tasks": ids, "turns": turns, "seed": seed, "max_tokens": MAX_TOKENS,
+            "suite_hash": suite_hash(), "prompt_sha256": arm_sha256(arm)}
+    return Task(
+        dataset=MemoryDataset(samples(arm, k, ids), name=f"arrivalbench-{arm}"),
+        solver=repair(turns=turns, seed=seed),
+        scorer=replay(seed=seed),
+        metadata={METADATA: info},
+    )

@@ -1,0 +1,273 @@
+"""The Inspect AI adapter, driven offline by Inspect's mockllm: the model wrapper, the task, the import.
+
+Every mock output carries `usage`: without it mockllm counts tokens with tiktoken, which downloads
+its encoding.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("inspect_ai")
+
+from inspect_ai import eval as inspect_eval
+from inspect_ai.log import EvalLog, write_eval_log
+from inspect_ai.model import GenerateConfig, ModelOutput, ModelUsage, get_model
+
+from arrivalbench.agent.inspect_import import InspectLogError, import_inspect
+from arrivalbench.agent.inspect_model import TEMPERATURE_DROPPED, InspectModel
+from arrivalbench.agent.inspect_task import NO_ARTIFACT, SCRIPT, TRANSCRIPT
+from arrivalbench.agent.models import Message, Request
+from arrivalbench.agent.prompts import build_prompt
+from arrivalbench.schedules import default_schedules
+from arrivalbench.spec import get_task
+from arrivalbench.store import RunDir, sha256_text
+from arrivalbench.sweep import sweep
+
+pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
+SCRIPT_CLI = Path(sys.executable).parent / "arrivalbench"
+TASKS = ("daily_revenue", "customer_state")
+WRONG = "```sql\nCREATE TABLE daily_revenue AS SELECT 1 AS store_id;\n```"
+PROSE = "I would describe the approach in words rather than write the script."
+
+
+def output(text: str, stop: str = "stop", error: str | None = None, usage: tuple[int, int] = (120, 30),
+           cached: int | None = None) -> ModelOutput:
+    out = ModelOutput.from_content("mockllm/model", text, stop_reason=stop, error=error)  # type: ignore[arg-type]
+    out.usage = ModelUsage(input_tokens=usage[0], output_tokens=usage[1], total_tokens=sum(usage),
+                           input_tokens_cache_read=cached)
+    return out
+
+
+def request(temperature: float = 0.0, max_tokens: int = 8000) -> Request:
+    return Request(task="daily_revenue", arm="unhinted", sample=0, turn=1, temperature=temperature,
+                   max_tokens=max_tokens, messages=(Message("system", "be brief"), Message("user", "write it")))
+
+
+def mock(outputs: Any) -> InspectModel:
+    return InspectModel(get_model("mockllm/model", custom_outputs=outputs, memoize=False))
+
+
+# -- the model wrapper ---------------------------------------------------------------------------
+
+
+def test_reply_carries_text_usage_and_the_sampling_settings() -> None:
+    sent: list[tuple[list[str], GenerateConfig]] = []
+
+    def answer(input, tools, tool_choice, config):
+        sent.append(([m.role for m in input], config))
+        return output("SELECT 1;", usage=(100, 25), cached=40)
+
+    model = mock(answer)
+    reply = asyncio.run(model.complete(request(temperature=1.0, max_tokens=512)))
+    assert (reply.text, reply.stop, reply.error, reply.notes) == ("SELECT 1;", "stop", None, ())
+    assert (reply.input_tokens, reply.output_tokens) == (140, 25)  # cached input counts as input
+    roles, config = sent[0]
+    assert roles == ["system", "user"]
+    assert (config.temperature, config.max_tokens) == (1.0, 512)
+    assert model.name == "mockllm/model"
+
+
+@pytest.mark.parametrize(
+    ("stop", "error", "expected"),
+    [("content_filter", "blocked by the provider's filter", "refusal"), ("max_tokens", None, "length"),
+     ("model_length", None, "length"), ("stop", "the provider failed", "error")],
+)
+def test_inspect_stop_reasons_map_to_reply_stops(stop: str, error: str | None, expected: str) -> None:
+    reply = asyncio.run(mock([output("```sql\nCREATE TABLE t AS", stop=stop, error=error)]).complete(request()))
+    assert reply.stop == expected
+    assert reply.error == error
+    assert reply.output_tokens == 30
+
+
+def test_an_exception_after_retries_is_an_error_reply_not_a_raise() -> None:
+    def fail(input, tools, tool_choice, config):
+        raise RuntimeError("upstream is down")
+
+    reply = asyncio.run(mock(fail).complete(request()))
+    assert reply.stop == "error"
+    assert "upstream is down" in (reply.error or "")
+    assert reply.notes == ()
+
+
+def test_a_rejected_temperature_is_dropped_once_and_noted() -> None:
+    temperatures: list[float | None] = []
+
+    def picky(input, tools, tool_choice, config):
+        temperatures.append(config.temperature)
+        if config.temperature is not None:
+            raise ValueError("Unsupported parameter: 'temperature' is not supported with this model.")
+        return output("SELECT 1;")
+
+    model = mock(picky)
+    first = asyncio.run(model.complete(request(temperature=0.0)))
+    second = asyncio.run(model.complete(request(temperature=1.0)))
+    assert (first.text, first.stop, second.stop) == ("SELECT 1;", "stop", "stop")
+    assert first.notes == second.notes == (TEMPERATURE_DROPPED,)
+    assert temperatures == [0.0, None, None]  # retried once, then never sent again
+
+
+def test_an_unknown_provider_is_one_line_usage_error() -> None:
+    from arrivalbench.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"--model 'nosuch/model': Inspect could not load it") as info:
+        InspectModel("nosuch/model")
+    assert "\n" not in str(info.value)
+
+
+# -- the task, end to end ------------------------------------------------------------------------
+
+
+class Scripted:
+    """Per task: daily_revenue answers a wrong script, then the gold; customer_state answers prose."""
+
+    def __init__(self) -> None:
+        self.gold = (get_task("daily_revenue").folder / "gold.sql").read_text(encoding="utf-8")
+        self.temperatures: dict[str, list[float | None]] = defaultdict(list)
+
+    def __call__(self, input, tools, tool_choice, config) -> ModelOutput:
+        turn = sum(m.role == "assistant" for m in input) + 1
+        task = "daily_revenue" if "Daily revenue per store" in input[1].text else "customer_state"
+        self.temperatures[task].append(config.temperature)
+        if task == "customer_state":
+            return output(PROSE, usage=(200 * turn, 20))
+        return output(WRONG if turn == 1 else f"Fixed:\n\n```sql\n{self.gold}```", usage=(100 * turn, 10 * turn))
+
+
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory: pytest.TempPathFactory) -> tuple[EvalLog, Path, Scripted]:
+    log_dir = tmp_path_factory.mktemp("inspect-logs")
+    scripted = Scripted()
+    model = get_model("mockllm/model", custom_outputs=scripted, memoize=False)
+    # By registry name, as `inspect eval arrivalbench/arrivalbench -T ...` resolves it.
+    [log] = inspect_eval("arrivalbench/arrivalbench", model=model, task_args={"k": 2, "tasks": ",".join(TASKS), "turns": 2},
+                         log_dir=str(log_dir), display="none")
+    return log, log_dir, scripted
+
+
+def test_eval_succeeds_and_stores_each_cell(evaluated: tuple[EvalLog, Path, Scripted]) -> None:
+    log, _, _ = evaluated
+    assert log.status == "success", log.error
+    assert log.samples is not None and len(log.samples) == 4
+    gold = (get_task("daily_revenue").folder / "gold.sql").read_text(encoding="utf-8")
+    for sample in log.samples:
+        transcript = sample.store[TRANSCRIPT]
+        assert (transcript["task"], transcript["sample"]) == (sample.metadata["task"], sample.metadata["sample"])
+        if sample.metadata["task"] == "daily_revenue":
+            assert sample.store[SCRIPT] == gold
+            assert sample.output.completion == gold
+        else:
+            assert sample.store[SCRIPT] is None
+            assert sample.store["arrivalbench:no_artifact_reason"] == "no_code"
+
+
+def test_temperature_follows_the_sample_index(evaluated: tuple[EvalLog, Path, Scripted]) -> None:
+    _, _, scripted = evaluated
+    for task in TASKS:  # two samples of two turns each: sample 0 at 0.0, sample 1 at 1.0
+        assert sorted(scripted.temperatures[task]) == [0.0, 0.0, 1.0, 1.0]
+
+
+def test_scores_are_verdict_strings_with_categorical_metrics(evaluated: tuple[EvalLog, Path, Scripted]) -> None:
+    log, _, _ = evaluated
+    assert log.samples is not None
+    for sample in log.samples:
+        task = get_task(sample.metadata["task"])
+        score = sample.scores["replay"]  # type: ignore[index]
+        assert list(score.value) == default_schedules(task)  # type: ignore[arg-type]
+        expected = "PASS" if task.id == "daily_revenue" else NO_ARTIFACT
+        assert set(score.value.values()) == {expected}  # type: ignore[union-attr]
+        if task.id == "daily_revenue":
+            assert score.metadata["record"]["verdicts"]["backfill"]["verdict"] == "PASS"  # type: ignore[index]
+    assert log.results is not None
+    [eval_score] = log.results.scores
+    metrics = {name: m.value for name, m in eval_score.metrics.items()}
+    assert metrics["snapshot"] == metrics["backfill"] == 0.5  # the gold passes, the prose has no script
+    assert metrics["all_in"] == 0.5
+
+
+def test_import_builds_a_run_that_grades(evaluated: tuple[EvalLog, Path, Scripted], tmp_path: Path) -> None:
+    _, log_dir, _ = evaluated
+    run = import_inspect(log_dir, tmp_path / "run")
+    gold = (get_task("daily_revenue").folder / "gold.sql").read_text(encoding="utf-8")
+    cells = {(c.task, c.sample): c for c in run.cells()}
+    assert set(cells) == {(t, s) for t in TASKS for s in (0, 1)}
+    for sample in (0, 1):
+        fixed, prose = cells["daily_revenue", sample], cells["customer_state", sample]
+        assert fixed.arm == prose.arm == "unhinted"
+        assert fixed.artifact_sha256 == sha256_text(gold)
+        assert fixed.snapshot_by_turn == ("FAIL", "PASS")
+        assert fixed.tokens == (100 + 10) + (200 + 20)
+        assert (fixed.stop_reason, fixed.no_artifact_reason) == ("stop", None)
+        assert fixed.prompt_sha256 == build_prompt(get_task("daily_revenue"), "unhinted").sha256
+        assert (prose.artifact_sha256, prose.no_artifact_reason) == (None, "no_code")
+        assert prose.snapshot_by_turn == ("NO_SCRIPT", "NO_SCRIPT")
+        assert prose.tokens == (200 + 20) + (400 + 20)
+    assert run.artifact(sha256_text(gold)) == gold
+    assert (run.path / "transcripts" / "unhinted" / "customer_state" / "1.json").is_file()
+    manifest = run.manifest
+    assert manifest["arm_info"]["unhinted"]["model"] == "mockllm/model"
+    assert manifest["arm_info"]["unhinted"]["turns"] == 2
+
+    report = sweep(RunDir.open(run.path), workers=1)
+    assert report.units == 2  # the two cells with a script
+    assert report.verdicts == {"PASS": 2 * len(default_schedules(get_task("daily_revenue")))}
+
+
+def test_import_refuses_an_unfinished_log(evaluated: tuple[EvalLog, Path, Scripted], tmp_path: Path) -> None:
+    log, _, _ = evaluated
+    broken = tmp_path / "logs" / "broken.eval"
+    broken.parent.mkdir()
+    write_eval_log(log.model_copy(update={"status": "error"}), str(broken))
+    with pytest.raises(InspectLogError, match=r"broken\.eval: status 'error', not 'success'"):
+        import_inspect(broken.parent, tmp_path / "run")
+    assert not (tmp_path / "run" / "manifest.json").exists()
+
+
+def test_import_refuses_a_cell_in_two_logs(evaluated: tuple[EvalLog, Path, Scripted], tmp_path: Path) -> None:
+    _, log_dir, _ = evaluated
+    [original] = [p for p in log_dir.iterdir() if p.suffix == ".eval"]
+    twice = tmp_path / "twice"
+    twice.mkdir()
+    shutil.copy(original, twice / "a.eval")
+    shutil.copy(original, twice / "b.eval")
+    with pytest.raises(InspectLogError, match=r"cell unhinted/\w+/\d is also in"):
+        import_inspect(twice, tmp_path / "run")
+
+
+def test_cli_import_inspect_errors_in_one_line(tmp_path: Path) -> None:
+    command = [str(SCRIPT_CLI)] if SCRIPT_CLI.exists() else [sys.executable, "-m", "arrivalbench.cli"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = subprocess.run([*command, "import-inspect", str(empty), "--out", str(tmp_path / "run")],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "NO_COLOR": "1", "COLUMNS": "300"})
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0
+    assert "no Inspect logs" in done.stderr
+
+
+# -- registration and the import path ------------------------------------------------------------
+
+
+def test_entry_point_names_the_package() -> None:
+    [point] = [ep for ep in entry_points(group="inspect_ai") if ep.name == "arrivalbench"]
+    assert point.value == "arrivalbench.agent._registry"
+    assert point.load().arrivalbench.__name__ == "arrivalbench"
+
+
+def test_core_modules_do_not_import_inspect() -> None:
+    code = ("import sys, arrivalbench, arrivalbench.cli, arrivalbench.agent.generate, arrivalbench.agent.loop; "
+            "print('inspect_ai' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
