@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test lint clean
+.PHONY: install demo test lint clean chromium
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,18 +14,24 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 ## demo: gate the built-in suite (grading every gold, negative control and naive baseline),
-## then build the reference corpus as a run directory, grade it, and print the per-arm rates
+## then build the reference corpus as a run directory, grade it, print the per-arm rates and write
+## its report (runs/demo/report/report.html)
 demo: $(STAMP)
 	$(VENV)/bin/arrivalbench tasks
 	$(VENV)/bin/arrivalbench gate
 	rm -rf runs/demo
 	$(VENV)/bin/arrivalbench make-corpus --out runs/demo
 	$(VENV)/bin/arrivalbench grade-run runs/demo
+	$(VENV)/bin/arrivalbench report runs/demo --out runs/demo/report
+
+## chromium: the headless browser the report test renders the HTML page in (installed when missing)
+chromium:
+	command -v chromium >/dev/null || (apt-get update && apt-get install -y --no-install-recommends chromium)
 
 ## test: lint, then the whole test suite; pytest's "no tests collected" (exit 5) is a failure here
-test: $(STAMP)
+test: $(STAMP) chromium
 	$(PY) -m ruff check src tests
-	@$(PY) -m pytest; rc=$$?; \
+	@ARRIVALBENCH_REQUIRE_CHROMIUM=1 $(PY) -m pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing on purpose"; exit 1; fi; \
 	exit $$rc
 

@@ -313,18 +313,35 @@ def import_scripts_command(
               f"grade it with: arrivalbench grade-run {out_dir}", highlight=False)
 
 
+@app.command("import-inspect")
+def import_inspect_command(
+    log_dir: Annotated[Path, typer.Argument(help="Log folder (or one log file) of 'inspect eval arrivalbench/arrivalbench'.")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help="New run directory.")],
+) -> None:
+    """Store finished Inspect logs of the arrivalbench task as a run, ready for grade-run."""
+    from arrivalbench.agent.inspect_import import import_inspect
+
+    run = import_inspect(log_dir, out_dir)
+    cells = run.cells()
+    missing = sum(c.artifact_sha256 is None for c in cells)
+    out.print(f"wrote {out_dir}: {len(cells)} cells in arms {', '.join(run.manifest['arms'])} "
+              f"({missing} without a script); grade it with: arrivalbench grade-run {out_dir}", highlight=False)
+
+
 def _summary_table(run: Any) -> Table:
     from arrivalbench.spec import get_task
-    from arrivalbench.stats import arm_summaries
+    from arrivalbench.stats import arm_summaries, estimate, outcomes
 
     cells = run.cells()
     tasks = {c.task: get_task(c.task) for c in cells}
+    verdicts = run.verdicts()
+    gap = estimate(outcomes(cells, verdicts, tasks), "gap")
     table = Table(title=f"{run.path}: rates over tasks")
-    for col in ("arm", "tasks", "cells", "snapshot-pass", "gap", "error", "all-in"):
+    for col in ("arm", "tasks", "cells", "snapshot-pass", "gap [95% CI]", "error", "all-in"):
         table.add_column(col, justify="right" if col not in ("arm",) else "left")
     pct = lambda x: "—" if x is None else f"{x:.1%}"  # noqa: E731
-    for s in arm_summaries(cells, run.verdicts(), tasks):
-        table.add_row(s.arm, str(s.tasks), str(s.cells), pct(s.snapshot_pass), pct(s.gap), pct(s.error), pct(s.all_in))
+    for s in arm_summaries(cells, verdicts, tasks):
+        table.add_row(s.arm, str(s.tasks), str(s.cells), pct(s.snapshot_pass), gap[s.arm].format(), pct(s.error), pct(s.all_in))
     return table
 
 

@@ -1,0 +1,605 @@
+"""The report over hand-made graded runs, with the numbers worked out by hand, and its page in a browser.
+
+Runs are written directly (cells, artifacts, verdict rows), never graded, so the fast tests need no
+sandbox. Two runs, r1 and r2, over five tasks that declare the same five hazards:
+
+r1  gold         every cell PASSes everything                      gap 0% -> a rule-of-three bound
+    m-unhinted   model m, no hint; drives every hand-checked number below
+    m-hint       model m, the hazard hint; one refused cell (no artifact)
+r2  m-unhinted   model m again: a replication of r1's arm
+
+m-unhinted in r1, two samples per task (s0, s1):
+    daily_revenue    s1 FAILs duplicate_delivery                 gap 1/2  error 0    all-in 1/2
+    customer_state   all PASS                                    gap 0    error 0    all-in 0
+    net_revenue      s0 ERRORs crash_retry (excluded from gap)   gap 0/1  error 1/2  all-in 1/2
+    first_purchase   s0 FAILs the snapshot (excluded from gap)   gap 0/1  error 0    all-in 1/2
+    store_max_order  s0 FAILs late_arrival                       gap 1/2  error 0    all-in 1/2
+  -> snapshot-pass 90.0%, gap 20.0%, error 10.0%, all-in 40.0%;
+     turns: daily_revenue s1 and first_purchase s0 fail turn 1 -> first turn 80.0%, final 90.0%.
+m-unhinted in r2: customer_state s0 FAILs out_of_order, store_max_order s0 and s1 FAIL
+  -> gap (0 + 1/2 + 0 + 0 + 1) / 5 = 30.0%; failing tasks r1 {daily_revenue, store_max_order},
+     r2 {customer_state, store_max_order}: 1 of 2 recur; delta +10.0pp.
+m-hint: daily_revenue s0 ERRORs duplicate_delivery, s2 is refused; store_max_order s0 FAILs late_arrival
+  -> gap 10.0%; error (2/3) / 5 = 13.3%; all-in (2/3 + 1/2) / 5 = 23.3%. Paired against
+     m-unhinted (r1), task by task: gap -1/2 on daily_revenue -> -10.0pp; error +2/3 and -1/2
+     -> +3.3pp; all-in +1/6, -1/2, -1/2 -> -16.7pp.
+Scripts: m-unhinted stages with an anti-join against history only; gold and m-hint also
+deduplicate the arriving batch, the within-batch guard that idioms.py looks for.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.report import ReportInputError, Table, build_report, write_report
+from arrivalbench.spec import get_task, suite_hash
+from arrivalbench.stats import DEFAULT_BOOTSTRAP_SEED, estimate, run_outcomes
+from arrivalbench.store import Cell, RunDir, sha256_text, verdict_row
+
+SCRIPT = Path(sys.executable).parent / "arrivalbench"
+COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "arrivalbench.cli"]
+TASKS = ("daily_revenue", "customer_state", "net_revenue", "first_purchase", "store_max_order")
+SCHEDULES = (
+    "snapshot",
+    "single_batch",
+    "in_order_stream",
+    "late_arrival",
+    "out_of_order",
+    "duplicate_delivery",
+    "crash_retry",
+    "backfill",
+)
+RESAMPLES = 400
+TABLES = (
+    "main",
+    "hazards",
+    "intervention",
+    "repair",
+    "replication",
+    "paired",
+    "guard",
+    "crashes",
+    "idioms",
+)
+FIGURES = ("snapshot_gap", "hazards", "guard")
+
+# A staging step that deduplicates against history only, and one that also deduplicates the batch.
+UNGUARDED = """CREATE TABLE IF NOT EXISTS {src}_history AS SELECT * FROM {src}_batch WHERE false;
+INSERT INTO {src}_history SELECT * FROM {src}_batch b
+WHERE NOT EXISTS (SELECT 1 FROM {src}_history h WHERE h.event_id = b.event_id);
+CREATE OR REPLACE TABLE {target} AS SELECT count(*) AS n FROM {src}_history;
+"""
+GUARDED = """CREATE TABLE IF NOT EXISTS {src}_history AS SELECT * FROM {src}_batch WHERE false;
+INSERT INTO {src}_history SELECT * FROM {src}_batch b
+WHERE NOT EXISTS (SELECT 1 FROM {src}_history h WHERE h.event_id = b.event_id)
+QUALIFY row_number() OVER (PARTITION BY b.event_id ORDER BY b._arrival_seq) = 1;
+CREATE OR REPLACE TABLE {target} AS SELECT count(*) AS n FROM {src}_history;
+"""
+
+# (arm, task, sample) -> {schedule: verdict} for every verdict that is not PASS
+R1_VERDICTS = {
+    ("m-unhinted", "daily_revenue", 1): {"duplicate_delivery": "FAIL"},
+    ("m-unhinted", "net_revenue", 0): {"crash_retry": "ERROR"},
+    ("m-unhinted", "first_purchase", 0): {"snapshot": "FAIL"},
+    ("m-unhinted", "store_max_order", 0): {"late_arrival": "FAIL"},
+    ("m-hint", "daily_revenue", 0): {"duplicate_delivery": "ERROR"},
+    ("m-hint", "store_max_order", 0): {"late_arrival": "FAIL"},
+}
+R1_TURNS = {
+    ("m-unhinted", "daily_revenue", 1): ("ERROR", "PASS"),
+    ("m-unhinted", "first_purchase", 0): ("FAIL", "FAIL", "FAIL"),
+    ("m-hint", "daily_revenue", 0): ("FAIL", "PASS"),
+}
+R2_VERDICTS = {
+    ("m-unhinted", "customer_state", 0): {"out_of_order": "FAIL"},
+    ("m-unhinted", "store_max_order", 0): {"late_arrival": "FAIL"},
+    ("m-unhinted", "store_max_order", 1): {"duplicate_delivery": "FAIL"},
+}
+MODEL_INFO = {
+    "m-unhinted": {"model": "m", "prompt_arm": "unhinted", "prompt_sha256": "a" * 64},
+    "m-hint": {"model": "m", "prompt_arm": "hint", "prompt_sha256": "b" * 64},
+}
+
+
+def script(task_id: str, guarded: bool) -> str:
+    spec = get_task(task_id).spec
+    return (GUARDED if guarded else UNGUARDED).format(
+        src=spec.sources[0].name, target=spec.target.name
+    )
+
+
+def make_run(
+    path: Path,
+    arms: dict[str, int],
+    not_passing: dict[tuple[str, str, int], dict[str, str]],
+    turns: dict[tuple[str, str, int], tuple[str, ...]] | None = None,
+    refused: tuple[tuple[str, str, int], ...] = (),
+    arm_info: dict[str, dict[str, str]] | None = None,
+    graded: bool = True,
+) -> RunDir:
+    """A run of `arms` ({arm: samples per task}) over TASKS, with verdict rows written as if graded."""
+    cells, artifacts = [], {}
+    for arm, samples in arms.items():
+        for task_id in TASKS:
+            for sample in range(samples):
+                key = (arm, task_id, sample)
+                text = script(task_id, guarded=arm != "m-unhinted")
+                generated = arm in (arm_info or {})
+                default_turns = ("PASS",) if generated else ()
+                artifacts[sha256_text(text)] = text
+                cells.append(
+                    Cell(
+                        arm=arm,
+                        task=task_id,
+                        sample=sample,
+                        artifact_sha256=sha256_text(text),
+                        snapshot_by_turn=(turns or {}).get(key, default_turns),
+                    )
+                )
+    for arm, task_id, sample in refused:
+        cells.append(
+            Cell(
+                arm=arm,
+                task=task_id,
+                sample=sample,
+                no_artifact_reason="refusal",
+                snapshot_by_turn=(),
+                stop_reason="refusal",
+            )
+        )
+    run = RunDir.create(
+        path,
+        suite_hash=suite_hash(),
+        task_hashes={t: get_task(t).content_hash() for t in TASKS},
+        base_seed=7,
+        engine="duckdb",
+        engine_version=duckdb.__version__,
+        config={"schedules": None, "statement_timeout": 10.0, "memory_limit": "1GB"},
+        cells=cells,
+        artifacts=artifacts,
+        arm_info={a: i for a, i in (arm_info or {}).items() if a in arms},
+    )
+    if not graded:
+        return run
+    rows, timings = [], []
+    for cell in cells:
+        if cell.artifact_sha256 is None:
+            continue
+        for schedule in SCHEDULES:
+            verdict = not_passing.get(cell.key, {}).get(schedule, "PASS")
+            entry = {"verdict": verdict, "schedule_sha256": sha256_text(schedule)}
+            if verdict == "ERROR":
+                entry.update(
+                    error_class="sql_error", batch=2, statement=2, message="Constraint Error"
+                )
+            rows.append(verdict_row(cell, schedule, 7, entry))
+            timings.append(
+                {
+                    "arm": cell.arm,
+                    "task": cell.task,
+                    "sample": cell.sample,
+                    "schedule": schedule,
+                    "wall_seconds": 0.01,
+                    "statement_seconds": 0.005,
+                }
+            )
+    run.append(rows, timings)
+    run.compact()
+    return run
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("runs")
+    make_run(
+        root / "r1",
+        {"gold": 1, "m-unhinted": 2, "m-hint": 2},
+        R1_VERDICTS,
+        turns=R1_TURNS,
+        refused=(("m-hint", "daily_revenue", 2),),
+        arm_info=MODEL_INFO,
+    )
+    make_run(root / "r2", {"m-unhinted": 2}, R2_VERDICTS, arm_info=MODEL_INFO)
+    return root / "r1", root / "r2"
+
+
+@pytest.fixture(scope="module")
+def report(runs: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("report")
+    write_report(list(runs), out, resamples=RESAMPLES)
+    return out
+
+
+def read_csv(report: Path, key: str) -> dict[str, dict[str, str]]:
+    """First column -> {header: cell}."""
+    with open(report / "tables" / f"{key}.csv", encoding="utf-8", newline="") as handle:
+        return {row[next(iter(row))]: row for row in csv.DictReader(handle)}
+
+
+# --- numbers ---------------------------------------------------------------------------------------
+
+
+def test_main_table_carries_the_hand_checked_rates(report):
+    rows = read_csv(report, "main")
+    assert set(rows) == {"gold", "m-hint", "m-unhinted (r1)", "m-unhinted (r2)"}
+    m = rows["m-unhinted (r1)"]
+    assert (m["tasks"], m["cells"]) == ("5", "10")
+    assert m["snapshot-pass % [95% CI]"].startswith("90.0% [")
+    assert m["gap % [95% CI]"].startswith("20.0% [")
+    assert m["error % [95% CI]"].startswith("10.0% [")
+    assert m["all-in failure % [95% CI]"].startswith("40.0% [")
+    assert rows["m-unhinted (r2)"]["gap % [95% CI]"].startswith("30.0% [")
+    assert rows["m-hint"]["gap % [95% CI]"].startswith("10.0% [")
+    # sorted by gap, lowest first
+    assert list(rows) == ["gold", "m-hint", "m-unhinted (r1)", "m-unhinted (r2)"]
+
+
+def test_per_hazard_table_counts_each_hazard_over_its_own_cells(report):
+    m = read_csv(report, "hazards")["m-unhinted (r1)"]
+    # duplicate delivery: daily_revenue 1/2, the other four tasks 1 -> 4.5 / 5
+    assert m["duplicate delivery %"] == "90.0%"
+    # crash-retry: net_revenue's ERROR leaves its task one usable cell, which passes -> 100%
+    assert m["crash retry %"].startswith("100.0% (≥")
+    assert m["late arrival %"] == "90.0%"
+
+
+def test_zero_gap_prints_its_rule_of_three_bound_in_every_format(report, runs):
+    gold = [o for o in run_outcomes(RunDir.open(runs[0])) if o.arm == "gold"]
+    expected = estimate(gold, "gap", resamples=RESAMPLES)["gold"]
+    assert expected.value == 0 and expected.bound == pytest.approx(3 / 5)
+    shown = expected.format()
+    assert shown == "0.0% (≤60.0%)"
+    assert read_csv(report, "main")["gold"]["gap % [95% CI]"] == shown
+    assert f"| gold | 5 | 5 | 100.0% (≥40.0%) | {shown} |" in (report / "report.md").read_text(
+        encoding="utf-8"
+    )
+    assert f"<td>{shown}</td>" in (report / "report.html").read_text(encoding="utf-8")
+    assert "gold & 5 & 5 & 100.0\\% ($\\geq$40.0\\%) & 0.0\\% ($\\leq$60.0\\%)" in (
+        report / "tables" / "main.tex"
+    ).read_text(encoding="utf-8")
+
+
+def test_intervention_pairs_the_hint_arm_with_its_own_runs_unhinted_arm(report):
+    with open(report / "tables" / "intervention.csv", encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    arms = [(r["arm"], r["prompt"]) for r in rows]
+    assert arms == [("m-unhinted (r1)", "unhinted"), ("m-hint", "hint")]
+    hint = rows[1]
+    assert hint["model"] == "m"
+    assert hint["gap % [95% CI]"].startswith("10.0% [")
+    assert hint["Δ gap pp [95% CI]"].startswith("-10.0pp [")
+    assert hint["error % [95% CI]"].startswith("13.3% [")
+    assert hint["Δ error pp [95% CI]"].startswith("+3.3pp [")
+    assert hint["all-in failure % [95% CI]"].startswith("23.3% [")
+    assert hint["Δ all-in pp [95% CI]"].startswith("-16.7pp [")
+    assert rows[0]["all-in failure % [95% CI]"].startswith("40.0% [")
+    assert rows[0]["Δ gap pp [95% CI]"] == "—"
+
+
+def test_repair_loop_and_no_artifact_shares(report):
+    rows = read_csv(report, "repair")
+    m = rows["m-unhinted (r1)"]
+    assert (
+        m["cells with turns"],
+        m["first-turn snapshot-pass %"],
+        m["final snapshot-pass %"],
+        m["lift pp"],
+    ) == ("10", "80.0%", "90.0%", "+10.0pp")
+    # m-hint: 11 cells, one refused: 1/11 pooled over cells
+    assert rows["m-hint"]["no artifact %"] == "9.1%"
+    assert rows["m-hint"]["no artifact by reason %"] == "refusal 9.1%"
+    assert rows["gold"]["cells with turns"] == "0"
+
+
+def test_replication_compares_the_shared_arm_across_the_two_runs(report):
+    (row,) = read_csv(report, "replication").values()
+    assert (row["arm"], row["run A"], row["run B"]) == ("m-unhinted", "r1", "r2")
+    assert (row["gap % run A"], row["gap % run B"], row["Δ pp (B − A)"]) == (
+        "20.0%",
+        "30.0%",
+        "+10.0pp",
+    )
+    assert (row["failing tasks A"], row["failing tasks B"], row["recurring (of A's)"]) == (
+        "2",
+        "2",
+        "1 of 2",
+    )
+
+
+def test_paired_matrix_is_row_minus_column(report):
+    rows = read_csv(report, "paired")
+    assert rows["m-unhinted (r2)"]["m-unhinted (r1)"].startswith("+10.0pp [")
+    assert rows["m-unhinted (r1)"]["m-unhinted (r2)"].startswith("-10.0pp [")
+    assert rows["gold"]["gold"] == "—"
+
+
+def test_crash_table_by_error_class(report):
+    rows = read_csv(report, "crashes")
+    # net_revenue: one of two cells -> 1/2 on one task of five
+    assert rows["m-unhinted (r1)"]["sql_error %"] == "10.0%"
+    assert rows["gold"]["sql_error %"] == "—"
+
+
+def test_guard_split_counts_snapshot_passing_cells_by_their_scripts_guard(report):
+    rows = read_csv(report, "guard")
+    hint, plain = rows["m-hint"], rows["m-unhinted (r1)"]
+    # m-hint's scripts deduplicate the batch; its daily_revenue s0 ERRORs on duplicate delivery
+    assert (hint["guarded cells"], hint["guarded: silent FAIL"], hint["guarded: ERROR"]) == (
+        "10",
+        "0/10 = 0.0% (≤30.0%)",
+        "1/10 = 10.0%",
+    )
+    assert (hint["unguarded cells"], hint["unguarded: silent FAIL"]) == ("0", "—")
+    # m-unhinted's dedup against history only; first_purchase s0 fails the snapshot, leaving 9 cells
+    assert (
+        plain["unguarded cells"],
+        plain["unguarded: silent FAIL"],
+        plain["unguarded: ERROR"],
+    ) == ("9", "1/9 = 11.1%", "0/9 = 0.0% (≤33.3%)")
+    idioms = read_csv(report, "idioms")
+    assert (idioms["m-hint"]["guard %"], idioms["m-hint"]["batch dedup %"]) == ("100.0%", "100.0%")
+    assert (
+        idioms["m-unhinted (r1)"]["guard %"],
+        idioms["m-unhinted (r1)"]["history antijoin %"],
+    ) == ("0.0%", "100.0%")
+
+
+def test_tables_and_figures_are_numbered_in_reading_order(report):
+    markdown = (report / "report.md").read_text(encoding="utf-8")
+    headings = [line for line in markdown.splitlines() if line.startswith("## ")]
+    tables = [h for h in headings if h.startswith("## Table ")]
+    figures = [h for h in headings if h.startswith("## Figure ")]
+    assert [h.split(".")[0] for h in tables] == [f"## Table {i}" for i in range(1, len(TABLES) + 1)]
+    assert [h.split(".")[0] for h in figures] == [
+        f"## Figure {i}" for i in range(1, len(FIGURES) + 1)
+    ]
+
+
+def test_latex_tables_hold_the_csv_rows_escaped(report):
+    for key in TABLES:
+        tex = (report / "tables" / f"{key}.tex").read_text(encoding="utf-8")
+        with open(report / "tables" / f"{key}.csv", encoding="utf-8", newline="") as handle:
+            rows = list(csv.reader(handle))
+        body = tex[tex.index("\\midrule") : tex.index("\\bottomrule")].splitlines()[1:]
+        assert len(body) == len(rows) - 1, key
+        assert tex.count(" & ") == (len(rows[0]) - 1) * len(rows), key
+    main = (report / "tables" / "main.tex").read_text(encoding="utf-8")
+    assert "\\begin{tabular}{lrrrrrrrrr}" in main
+    assert "gap \\% [95\\% CI]" in main
+    assert "m-unhinted (r1) & 5 & 10 & 90.0\\% [" in main
+
+
+def test_every_table_and_figure_is_written(report):
+    for key in TABLES:
+        assert (report / "tables" / f"{key}.csv").is_file(), key
+        assert (report / "tables" / f"{key}.tex").is_file(), key
+    for key in FIGURES:
+        assert (report / "figures" / f"{key}.png").read_bytes().startswith(b"\x89PNG"), key
+    markdown = (report / "report.md").read_text(encoding="utf-8")
+    assert markdown.count("![") == len(FIGURES)
+
+
+def test_header_states_the_runs_versions_and_bootstrap(report, runs):
+    markdown = (report / "report.md").read_text(encoding="utf-8")
+    runs_line = next(line for line in markdown.splitlines() if line.startswith("**Runs.**"))
+    for run in runs:
+        manifest = RunDir.open(run).manifest
+        assert (
+            f"{run.name} ({run}): suite {manifest['suite_hash'][:12]}, harness {manifest['harness_version']}"
+            in runs_line
+        )
+        assert f"engine duckdb {duckdb.__version__}" in runs_line
+    assert "labelled '<arm> (<run>)'" in runs_line
+    assert (
+        f"over tasks, {RESAMPLES:,} resamples at the 95% level, seed {DEFAULT_BOOTSTRAP_SEED}"
+        in markdown
+    )
+    assert "[docs/metrics.md](" in markdown
+
+
+def test_scenario_resampling_is_stated_and_keeps_the_point_estimates(runs):
+    report = build_report(list(runs), resamples=RESAMPLES, unit="scenario")
+    assert "Percentile bootstrap over scenarios" in dict(report.paragraphs)["Intervals"]
+    main = next(b for b in report.blocks if isinstance(b, Table) and b.key == "main")
+    gap = {row[0]: row[4] for row in main.rows}
+    assert gap["m-unhinted (r1)"].startswith("20.0% [")
+
+
+def test_the_same_runs_give_the_same_bytes(runs, report, tmp_path):
+    write_report(list(runs), tmp_path, resamples=RESAMPLES)
+    for path in sorted(p for p in report.rglob("*") if p.is_file()):
+        again = tmp_path / path.relative_to(report)
+        assert again.read_bytes() == path.read_bytes(), path.name
+
+
+def test_a_run_without_prompt_pairs_or_a_twin_explains_the_empty_sections(runs):
+    report = build_report([runs[1]], resamples=RESAMPLES)
+    tables = {b.key: b for b in report.blocks if isinstance(b, Table)}
+    assert (
+        tables["intervention"].rows[0][0] == "no prompt-arm pairs" and tables["intervention"].note
+    )
+    assert tables["replication"].rows[0][0] == "no arm appears in two runs"
+    assert [r[0] for r in tables["main"].rows] == ["m-unhinted"]  # no label suffix with one run
+
+
+# --- bad input -------------------------------------------------------------------------------------
+
+
+def test_a_folder_that_is_not_a_run_is_a_user_error(tmp_path):
+    with pytest.raises(ArrivalBenchError, match="not a run directory"):
+        build_report([tmp_path], resamples=RESAMPLES)
+
+
+def test_an_ungraded_run_is_a_user_error_naming_the_fix(tmp_path):
+    make_run(tmp_path / "fresh", {"gold": 1}, {}, graded=False)
+    with pytest.raises(ReportInputError, match="grade-run"):
+        build_report([tmp_path / "fresh"], resamples=RESAMPLES)
+
+
+def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+    return subprocess.run(
+        [*COMMAND, *map(str, args)], capture_output=True, text=True, env=env, timeout=300
+    )
+
+
+def test_cli_prints_where_the_report_is(runs, tmp_path):
+    done = cli("report", *runs, "--out", tmp_path / "out", "--resamples", str(RESAMPLES))
+    assert done.returncode == 0, done.stderr
+    assert str(tmp_path / "out" / "report.html") in done.stdout
+    assert (tmp_path / "out" / "report.md").is_file()
+
+
+@pytest.mark.parametrize(
+    ("problem", "phrase"),
+    [
+        ("not a run", "not a run directory"),
+        ("ungraded", "grade-run"),
+        ("bad unit", "--unit 'cell'"),
+        ("out is a file", "choose a writable --out"),
+    ],
+)
+def test_cli_bad_input_is_one_line_and_exit_2(problem, phrase, runs, tmp_path):
+    out = tmp_path / "out"
+    args = [runs[0]]
+    if problem == "ungraded":
+        make_run(tmp_path / "fresh", {"gold": 1}, {}, graded=False)
+        args = [tmp_path / "fresh"]
+    elif problem == "not a run":
+        args = [tmp_path]
+    elif problem == "bad unit":
+        args = [runs[0], "--unit", "cell"]
+    else:
+        out.write_text("not a folder", encoding="utf-8")
+    done = cli("report", *args, "--out", out, "--resamples", str(RESAMPLES))
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("arrivalbench: error: "), done.stderr
+    assert phrase in lines[0]
+
+
+# --- the page in a browser -------------------------------------------------------------------------
+
+
+class PageParser(HTMLParser):
+    """What the rendered page holds: its tables, figures and the state the page's script left on them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[str] = []
+        self.figures: list[str] = []
+        self.images: list[dict[str, str | None]] = []
+        self.body: dict[str, str | None] = {}
+        self.external: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attr = dict(attrs)
+        if tag == "table":
+            self.tables.append(attr.get("data-table") or "")
+        elif tag == "figure":
+            self.figures.append(attr.get("data-figure") or "")
+        elif tag == "img":
+            self.images.append(attr)
+        elif tag == "body":
+            self.body = attr
+        for name in ("src", "href"):
+            value = attr.get(name) or ""
+            if tag != "a" and value and not value.startswith("data:"):
+                self.external.append(value)
+
+
+def rendered_dom(page: Path, profile: Path) -> str:
+    """The page's DOM after headless Chromium has loaded it and run its script."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        if os.environ.get("ARRIVALBENCH_REQUIRE_CHROMIUM"):
+            pytest.fail(
+                "chromium is required here (ARRIVALBENCH_REQUIRE_CHROMIUM is set); install it with: make chromium"
+            )
+        pytest.skip(
+            "chromium is not installed (make chromium installs it; ARRIVALBENCH_REQUIRE_CHROMIUM=1 requires it)"
+        )
+    done = subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0 and "<html" in done.stdout, done.stderr[-2000:]
+    return done.stdout
+
+
+def assert_page_complete(page: Path, profile: Path) -> PageParser:
+    parser = PageParser()
+    parser.feed(rendered_dom(page, profile))
+    assert parser.body.get("data-figures-checked") == str(len(FIGURES)), (
+        "the page's script did not run"
+    )
+    assert sorted(parser.tables) == sorted(TABLES)
+    assert sorted(parser.figures) == sorted(FIGURES)
+    for image in parser.images:
+        assert image.get("data-decoded") == "yes", image.get("alt")
+        assert int(image.get("data-natural-width") or 0) > 0, image.get("alt")
+    assert parser.external == []
+    return parser
+
+
+def test_html_page_renders_every_table_and_decodes_every_figure(report, tmp_path):
+    assert_page_complete(report / "report.html", tmp_path / "profile")
+
+
+def test_the_browser_check_catches_a_broken_figure(report, tmp_path):
+    page = (report / "report.html").read_text(encoding="utf-8")
+    start = page.index("data:image/png;base64,") + len("data:image/png;base64,")
+    broken = tmp_path / "broken.html"
+    broken.write_text(page[:start] + "AAAA" + page[page.index('"', start) :], encoding="utf-8")
+    parser = PageParser()
+    parser.feed(rendered_dom(broken, tmp_path / "profile"))
+    assert [i.get("data-decoded") for i in parser.images].count("no") == 1
+
+
+# --- the reference corpus, graded for real ---------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_report_of_a_graded_reference_corpus(tmp_path):
+    from arrivalbench.baselines import BASELINES
+    from arrivalbench.corpus import make_corpus
+    from arrivalbench.sweep import sweep
+
+    run = make_corpus(tmp_path / "corpus", task_ids=["daily_revenue", "customer_state"])
+    sweep(run, workers=2)
+    files = write_report([run.path], tmp_path / "report", resamples=1000)
+    assert_page_complete(files.html, tmp_path / "profile")
+    folder = files.markdown.parent
+    main = read_csv(folder, "main")
+    assert {"gold", "controls"} <= set(main) <= {"gold", "controls", *BASELINES}
+    # the gate holds every gold to PASS and every control to FAIL silently: 0% and 100% gaps, with bounds
+    assert main["gold"]["gap % [95% CI]"] == "0.0% (≤100.0%)"
+    assert main["controls"]["gap % [95% CI]"] == "100.0% (≥0.0%)"
+    assert list(read_csv(folder, "intervention")) == ["no prompt-arm pairs"]
+    assert list(read_csv(folder, "replication")) == ["no arm appears in two runs"]
+    assert read_csv(folder, "repair")["gold"]["cells with turns"] == "0"
+    markdown = files.markdown.read_text(encoding="utf-8")
+    assert markdown.count("![") == len(FIGURES)
+    assert markdown.count("\n## Table ") == len(TABLES)
