@@ -401,6 +401,7 @@ def test_run_outcomes_reads_a_stored_run(tmp_path):
     assert (a.task, a.scenario, a.hazards) == (A, "additive_rollup", FIVE)
     assert a.error_classes == {"duplicate_delivery": "timeout"}
     assert (b.artifact, b.no_artifact_reason, b.verdicts) == (False, "refusal", {})
+    assert (a.artifact_sha256, b.artifact_sha256) == (f"{A}-0", None)
     assert b.scenario == "additive_rollup_evolving"
 
 

@@ -1,4 +1,4 @@
-"""Static SQL idioms of a pipeline script, and the within-batch guard split they support.
+"""Static SQL idioms of one pipeline script, among them the within-batch guard.
 
 `idioms` reads one script with sqlglot (DuckDB dialect), statement by statement, and reports which
 of a fixed set of features it uses. Features are syntactic: they say what the script wrote, not
@@ -12,7 +12,8 @@ lets both land and the table is silently wrong, while deduplicating the batch ab
 and a key that the copy violates makes the run crash instead. The rule is deliberately broad: a
 key on an aggregate target that duplicates never reach, or an upsert that adds the copy's amount
 (ON CONFLICT DO UPDATE SET n = n + excluded.n), still counts. Such false guards put silently
-failing cells in the guarded group, which can only blur the split, never create it.
+failing cells in the guarded group, which can only blur the split (guards.py, over a graded run),
+never create it.
 
 Scope of "the batch". The arriving rows are `<source>_batch` for each given source (any table
 named `*_batch` when none are given), plus what is derived from them within one run: CTEs, views
@@ -42,9 +43,7 @@ FROM and JOIN as what it reads. Transaction control is always recognised by its 
 from __future__ import annotations
 
 import logging
-import math
 import re
-from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
@@ -54,24 +53,7 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
-from arrivalbench.spec import Task
-from arrivalbench.store import Cell, RunDir
-
-__all__ = [
-    "FEATURES",
-    "GuardCell",
-    "GuardSignTest",
-    "GuardSplit",
-    "IdiomShare",
-    "Idioms",
-    "artifact_idioms",
-    "binomial_upper_tail",
-    "guard_cells",
-    "guard_sign_test",
-    "guard_split",
-    "idiom_table",
-    "idioms",
-]
+__all__ = ["FEATURES", "Idioms", "idioms"]
 
 DIALECT = "duckdb"
 ARRIVAL = "_arrival_seq"
@@ -719,182 +701,3 @@ def _scan_write(text: str) -> _Write | None:
         filtered=kind == "delete" and bool(re.search(r"\b(?:WHERE|USING)\b", rest, re.I)),
         alternative=alternative.upper() if alternative else None,
     )
-
-
-# -- runs: artifacts, the guard split, and the idiom table ----------------------------------------
-
-
-def artifact_idioms(run: RunDir, tasks: Mapping[str, Task]) -> dict[str, Idioms]:
-    """The idioms of every artifact of a run, keyed by sha256, read with its task's sources and target.
-
-    An artifact of a task not in `tasks` is read without them (any `*_batch` table is the batch).
-    """
-    found: dict[str, Idioms] = {}
-    for cell in run.cells():
-        sha = cell.artifact_sha256
-        if sha is None or sha in found:
-            continue
-        task = tasks.get(cell.task)
-        sources = [s.name for s in task.spec.sources] if task else ()
-        found[sha] = idioms(run.artifact(sha), sources, task.spec.target.name if task else None)
-    return found
-
-
-@dataclass(frozen=True)
-class GuardCell:
-    """One cell's outcome as the guard split needs it: its artifact and its verdict per schedule."""
-
-    arm: str
-    task: str
-    sample: int
-    artifact_sha256: str | None
-    verdicts: Mapping[str, str]
-    hazards: tuple[str, ...]
-
-
-def guard_cells(run: RunDir, tasks: Mapping[str, Task]) -> list[GuardCell]:
-    """Every cell of a run with its verdicts and its task's declared hazards."""
-    verdicts: dict[tuple[str, str, int], dict[str, str]] = defaultdict(dict)
-    for row in run.verdicts().select(["arm", "task", "sample", "schedule", "verdict"]).to_pylist():
-        verdicts[(row["arm"], row["task"], row["sample"])][row["schedule"]] = row["verdict"]
-    return [
-        GuardCell(
-            c.arm,
-            c.task,
-            c.sample,
-            c.artifact_sha256,
-            dict(verdicts.get(c.key, {})),
-            tuple(tasks[c.task].spec.hazards) if c.task in tasks else (),
-        )
-        for c in run.cells()
-    ]
-
-
-@dataclass(frozen=True)
-class GuardSplit:
-    """One arm's snapshot-passing cells that declare the hazard, with or without a guard.
-
-    `fail_bound` / `error_bound` are the rule-of-three one-sided 95% upper bounds, 3/n, given only
-    when the observed rate is exactly zero.
-    """
-
-    arm: str
-    guarded: bool
-    cells: int
-    fail: int
-    error: int
-
-    @property
-    def fail_rate(self) -> float | None:
-        return self.fail / self.cells if self.cells else None
-
-    @property
-    def error_rate(self) -> float | None:
-        return self.error / self.cells if self.cells else None
-
-    @property
-    def fail_bound(self) -> float | None:
-        return 3 / self.cells if self.cells and self.fail == 0 else None
-
-    @property
-    def error_bound(self) -> float | None:
-        return 3 / self.cells if self.cells and self.error == 0 else None
-
-
-def guard_split(
-    cells: Iterable[GuardCell], found: Mapping[str, Idioms], hazard: str = "duplicate_delivery"
-) -> list[GuardSplit]:
-    """Per arm, silent FAIL and ERROR on one hazard for guarded against unguarded cells.
-
-    Rates here are pooled over cells, the one place they are not averaged over tasks: whether the
-    guard is kept varies between samples of one task, so it is a property of a cell, and averaging
-    by task would weigh a task's single guarded sample like another task's five. Only cells that
-    pass the snapshot, declare the hazard and have a verdict on it are counted.
-    """
-    counts: dict[tuple[str, bool], list[int]] = {}
-    for cell in cells:
-        verdict = cell.verdicts.get(hazard)
-        if hazard not in cell.hazards or verdict is None or cell.artifact_sha256 is None:
-            continue
-        if cell.verdicts.get("snapshot") != "PASS":
-            continue
-        if cell.artifact_sha256 not in found:
-            raise ValueError(
-                f"no idioms for artifact {cell.artifact_sha256} of {cell.arm}/{cell.task}/{cell.sample}; "
-                "compute them with artifact_idioms over the same run"
-            )
-        guarded = found[cell.artifact_sha256].guard
-        for key in ((cell.arm, True), (cell.arm, False)):
-            counts.setdefault(key, [0, 0, 0])
-        tally = counts[(cell.arm, guarded)]
-        tally[0] += 1
-        tally[1] += verdict == "FAIL"
-        tally[2] += verdict == "ERROR"
-    return [
-        GuardSplit(arm, guarded, *counts[(arm, guarded)])
-        for arm, guarded in sorted(counts, key=lambda k: (k[0], not k[1]))
-    ]
-
-
-@dataclass(frozen=True)
-class GuardSignTest:
-    """Arms where guarded cells fail silently less often (wins), as often (ties), or more (losses)."""
-
-    arms: tuple[str, ...]
-    wins: int
-    ties: int
-    losses: int
-    trials: int
-    p: float
-
-
-def guard_sign_test(
-    splits: Iterable[GuardSplit], min_cells: int = 10, drop_ties: bool = False
-) -> GuardSignTest:
-    """One-sided sign test over arms with at least `min_cells` cells in both groups.
-
-    A tie is not a win. By default it stays among the trials, as in the paper (12 wins of 13 arms,
-    one tie: p = 14/8192); `drop_ties` gives the textbook sign test, which leaves ties out.
-    """
-    groups: dict[str, dict[bool, GuardSplit]] = defaultdict(dict)
-    for split in splits:
-        groups[split.arm][split.guarded] = split
-    wins = ties = losses = 0
-    arms = []
-    for arm, pair in sorted(groups.items()):
-        if len(pair) < 2 or min(pair[True].cells, pair[False].cells) < min_cells:
-            continue
-        arms.append(arm)
-        with_guard, without = pair[True].fail_rate, pair[False].fail_rate
-        wins += with_guard < without
-        ties += with_guard == without
-        losses += with_guard > without
-    trials = wins + losses if drop_ties else len(arms)
-    return GuardSignTest(tuple(arms), wins, ties, losses, trials, binomial_upper_tail(wins, trials))
-
-
-def binomial_upper_tail(k: int, n: int) -> float:
-    """P(X >= k) for X ~ Binomial(n, 1/2), exactly."""
-    return sum(math.comb(n, i) for i in range(k, n + 1)) / 2**n
-
-
-@dataclass(frozen=True)
-class IdiomShare:
-    """Per arm, the share of cells with an artifact whose script has each feature (and the guard)."""
-
-    arm: str
-    cells: int
-    shares: Mapping[str, float]
-
-
-def idiom_table(cells: Iterable[Cell | GuardCell], found: Mapping[str, Idioms]) -> list[IdiomShare]:
-    """Feature shares per arm over cells with an artifact; a script two samples share counts twice."""
-    by_arm: dict[str, list[Idioms]] = defaultdict(list)
-    for cell in cells:
-        if cell.artifact_sha256 is not None and cell.artifact_sha256 in found:
-            by_arm[cell.arm].append(found[cell.artifact_sha256])
-    names = (*FEATURES, "guard", "parsed")
-    return [
-        IdiomShare(arm, len(rows), {n: sum(getattr(r, n) for r in rows) / len(rows) for n in names})
-        for arm, rows in sorted(by_arm.items())
-    ]

@@ -92,6 +92,7 @@ class CellOutcome:
     artifact: bool
     no_artifact_reason: str | None
     snapshot_by_turn: tuple[str, ...]
+    artifact_sha256: str | None = None  # the script, for guards.py to look up its idioms
 
     @property
     def graded(self) -> bool:
@@ -143,6 +144,7 @@ def outcomes(cells: list[Cell], verdicts: pa.Table, tasks: dict[str, Task]) -> l
                 artifact=has_artifact,
                 no_artifact_reason=None if has_artifact else (cell.no_artifact_reason or "unknown"),
                 snapshot_by_turn=tuple(cell.snapshot_by_turn),
+                artifact_sha256=cell.artifact_sha256,
             )
         )
     return out

@@ -1,0 +1,224 @@
+"""The report's figures, drawn with matplotlib into PNG bytes that depend on the data alone."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from arrivalbench.report.analysis import GUARD_HAZARD, Analysis
+from arrivalbench.stats import IDEMPOTENCY, ORDERING, Estimate
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure as it is shown: the PNG bytes that Markdown links to and HTML embeds."""
+
+    key: str
+    title: str
+    caption: str
+    png: bytes
+    number: int = 0
+
+    @property
+    def heading(self) -> str:
+        return f"Figure {self.number}. {self.title}"
+
+
+SNAPSHOT_COLOUR, GAP_COLOUR = "#9a9a9a", "#e07b20"
+
+
+def _png(draw: Callable[[Any], None], size: tuple[float, float]) -> bytes:
+    """Draw on a fresh Agg figure and return PNG bytes that depend on the data alone (no dates, no version)."""
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure as MplFigure
+
+    with matplotlib.rc_context(
+        {
+            "svg.hashsalt": "arrivalbench",
+            "font.size": 9,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+        }
+    ):
+        fig = MplFigure(figsize=size, layout="constrained")
+        FigureCanvasAgg(fig)
+        draw(fig)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=120, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def _value(est: Estimate | None) -> float:
+    return float("nan") if est is None or est.value is None else 100 * est.value
+
+
+def _whisker(est: Estimate | None) -> tuple[float, float, float]:
+    """(value, below, above) in percent; at 0% or 100% the whisker reaches the rule-of-three bound."""
+    value = _value(est)
+    if est is None or est.value is None:
+        return (value, 0.0, 0.0)
+    if est.bound is not None:
+        bound = 100 * est.bound
+        return (value, max(value - bound, 0.0), max(bound - value, 0.0))
+    low = value if est.low is None else 100 * est.low
+    high = value if est.high is None else 100 * est.high
+    return (value, value - low, high - value)
+
+
+def _arm_axis(ax: Any, arms: Sequence[str]) -> None:
+    ax.set_xticks(range(len(arms)))
+    ax.set_xticklabels(
+        arms, rotation=30 if len(arms) > 3 else 0, ha="right" if len(arms) > 3 else "center"
+    )
+    ax.set_ylim(0, 105)
+    ax.grid(axis="y", color="#e6e6e6", linewidth=0.6)
+    ax.set_axisbelow(True)
+
+
+def snapshot_gap_figure(a: Analysis) -> Figure:
+    arms, snap, gap = a.arms, a.estimates("snapshot_pass"), a.estimates("gap")
+
+    def draw(fig: Any) -> None:
+        ax = fig.add_subplot()
+        for offset, rates, colour, label in (
+            (-0.2, snap, SNAPSHOT_COLOUR, "snapshot-pass"),
+            (0.2, gap, GAP_COLOUR, "gap"),
+        ):
+            points = [_whisker(rates.get(arm)) for arm in arms]
+            xs = [i + offset for i in range(len(arms))]
+            ax.bar(xs, [p[0] for p in points], width=0.4, color=colour, label=label)
+            ax.errorbar(
+                xs,
+                [p[0] for p in points],
+                yerr=[[p[1] for p in points], [p[2] for p in points]],
+                fmt="none",
+                ecolor="#222222",
+                elinewidth=0.9,
+                capsize=2.5,
+            )
+        _arm_axis(ax, arms)
+        ax.set_ylabel("% of cells, mean over tasks")
+        ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncols=2, frameon=False)
+
+    return Figure(
+        key="snapshot_gap",
+        title="Snapshot-pass against the gap, per arm",
+        caption=(
+            "Snapshot-pass (grey) and the gap (orange) per arm, sorted by gap; whiskers are 95% bootstrap "
+            "intervals over tasks, and at exactly 0% or 100% they reach the rule-of-three bound instead."
+        ),
+        png=_png(draw, (max(5.0, 0.75 * len(arms) + 2.0), 3.6)),
+    )
+
+
+def hazard_figure(a: Analysis) -> Figure:
+    arms = a.arms
+    hazards = [h for h in (*ORDERING, *IDEMPOTENCY) if h in a.hazards()]
+    rates = {h: a.estimates(f"pass:{h}") for h in hazards}
+    split = sum(h in ORDERING for h in hazards) - 0.5
+
+    def draw(fig: Any) -> None:
+        import matplotlib
+
+        ax = fig.add_subplot()
+        colours = matplotlib.colormaps["tab10" if len(arms) <= 10 else "tab20"]
+        dodge = min(
+            0.06, 0.5 / max(len(arms), 1)
+        )  # arms with equal rates stay visible side by side
+        for i, arm in enumerate(arms):
+            ys = [_value(rates[h].get(arm)) for h in hazards]
+            xs = [x + (i - (len(arms) - 1) / 2) * dodge for x in range(len(hazards))]
+            ax.plot(
+                xs,
+                ys,
+                marker="o",
+                markersize=4,
+                linewidth=1.2,
+                color=colours(i % colours.N),
+                label=arm,
+            )
+        if 0 < split < len(hazards) - 1:
+            ax.axvline(split, color="#444444", linewidth=0.9, linestyle="--")
+            ax.text(split / 2, 103, "ordering", ha="center", fontsize=8, color="#444444")
+            ax.text(
+                (split + len(hazards) - 1) / 2,
+                103,
+                "idempotency",
+                ha="center",
+                fontsize=8,
+                color="#444444",
+            )
+        ax.set_xticks(range(len(hazards)))
+        ax.set_xticklabels([h.replace("_", " ") for h in hazards])
+        ax.set_xlim(-0.4, len(hazards) - 0.6)
+        ax.set_ylim(0, 108)
+        ax.set_ylabel("temporal-pass %, mean over tasks")
+        ax.grid(axis="y", color="#e6e6e6", linewidth=0.6)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
+
+    return Figure(
+        key="hazards",
+        title="Temporal-pass per hazard, per arm",
+        caption=(
+            "Per-hazard temporal-pass for each arm (means over tasks, over snapshot-passing cells where the "
+            "hazard did not ERROR). The dashed rule separates the ordering hazards (left) from the idempotency hazards "
+            "(right); schema evolution, the loud hazard, is left out as in every group average."
+        ),
+        png=_png(draw, (7.5, 3.8)),
+    )
+
+
+def guard_figure(a: Analysis) -> Figure:
+    splits = a.guard_splits
+    arms = [arm for arm in a.arms if arm in splits]
+
+    def draw(fig: Any) -> None:
+        axes = fig.subplots(1, 2, sharey=True)
+        for ax, (title, attr) in zip(
+            axes, (("silent FAIL", "fail"), ("ERROR", "error")), strict=True
+        ):
+            for offset, guarded, colour, label in (
+                (-0.2, True, "#2b6cb0", "guarded"),
+                (0.2, False, "#f0a35e", "unguarded"),
+            ):
+                xs, ys, counts = [], [], []
+                for i, arm in enumerate(arms):
+                    split = splits[arm].get(guarded)
+                    if split is not None and split.cells:
+                        xs.append(i + offset)
+                        ys.append(100 * getattr(split, attr) / split.cells)
+                        counts.append(split.cells)
+                ax.bar(xs, ys, width=0.4, color=colour, label=label)
+                for x, y, n in zip(xs, ys, counts, strict=True):
+                    ax.text(x, y + 1.5, f"n={n}", ha="center", fontsize=7, color="#444444")
+            _arm_axis(ax, arms)
+            ax.set_title(f"{title} on {GUARD_HAZARD.replace('_', ' ')}", fontsize=9)
+            if not arms:
+                ax.text(
+                    0.5,
+                    0.5,
+                    "no snapshot-passing cell\ndeclares the hazard",
+                    transform=ax.transAxes,
+                    ha="center",
+                    va="center",
+                    color="#666666",
+                )
+        axes[0].set_ylabel("% of cells, pooled")
+        axes[0].set_ylim(0, 112)  # room for the n= labels over a bar at 100%
+        fig.legend(
+            *axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=2, frameon=False
+        )
+
+    return Figure(
+        key="guard",
+        title="Silent failure and crashes on duplicate delivery, guarded against unguarded cells",
+        caption=(
+            "Per arm, the share of snapshot-passing cells that FAIL silently (left) and that ERROR (right) on "
+            "duplicate delivery, for scripts with a within-batch guard (blue) and without (orange); n is the "
+            "number of cells in each bar. The guard table gives the counts and bounds."
+        ),
+        png=_png(draw, (max(7.0, 1.2 * len(arms) + 3.0), 3.6)),
+    )
