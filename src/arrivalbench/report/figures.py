@@ -163,7 +163,7 @@ def hazard_figure(a: Analysis) -> Figure:
         key="hazards",
         title="Temporal-pass per hazard, per arm",
         caption=(
-            "Per-hazard temporal-pass for each arm (means over tasks, over snapshot-passing cells where the "
+            "Per-hazard temporal-pass for each arm (means over tasks, over cells with an artifact where the "
             "hazard did not ERROR). The dashed rule separates the ordering hazards (left) from the idempotency hazards "
             "(right); schema evolution, the loud hazard, is left out as in every group average."
         ),

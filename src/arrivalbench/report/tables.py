@@ -158,8 +158,9 @@ def hazard_table(a: Analysis, sigs: dict[str, Signature]) -> Table:
         key="hazards",
         title="Temporal-pass per hazard and on the two benign schedules",
         caption=(
-            "Each rate is the share of PASS among cells that pass the snapshot and whose verdict on that schedule "
-            "is PASS or FAIL (an ERROR there leaves the cell out), averaged over the tasks declaring the hazard. "
+            "Each hazard's rate is the share of PASS among cells with an artifact whose verdict on that schedule "
+            "is PASS or FAIL (an ERROR there leaves the cell out), averaged over the tasks declaring the hazard; "
+            "a benign schedule's rate is over the snapshot-passing cells of every task. "
             "Ordering hazards (late arrival, out of order) come first, then the idempotency hazards (duplicate "
             "delivery, crash-retry, backfill); schema evolution fails loudly and is never averaged into either group. The benign schedules deliver the same data in order and separate ordinary "
             "incrementality bugs from temporal ones."
