@@ -15,18 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import queue
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from arrivalbench.agent.loop import TURNS, CellResult, repair_loop, snapshot_entry
+from arrivalbench.agent.loop import TURNS, CellResult, GraderPool, repair_loop
 from arrivalbench.agent.models import MAX_TOKENS, Model
 from arrivalbench.agent.prompts import ARMS, arm_sha256, build_prompt, check_arm
 from arrivalbench.engines import Limits, get_engine
 from arrivalbench.errors import UsageError
-from arrivalbench.grade import Grader
 from arrivalbench.seeds import DEFAULT_SEED
 from arrivalbench.spec import Task, get_task, load_suite, suite_hash
 from arrivalbench.store import Cell, RunDir, RunStoreError, _atomic_write
@@ -92,30 +90,6 @@ def write_run(out: Path, results: list[CellResult], *, model: str, seed: int, li
     )
 
 
-class _Graders:
-    """Graders shared by the cells in flight; each holds one sandbox worker, used by one thread at a time."""
-
-    def __init__(self, seed: int, limits: Limits) -> None:
-        self.seed, self.limits = seed, limits
-        self.free: queue.SimpleQueue[Grader] = queue.SimpleQueue()
-        self.all: list[Grader] = []
-
-    def check(self, task: Task, script: str) -> dict[str, Any]:
-        try:
-            grader = self.free.get_nowait()
-        except queue.Empty:
-            grader = Grader(seed=self.seed, limits=self.limits)
-            self.all.append(grader)
-        try:
-            return snapshot_entry(grader, task, script)
-        finally:
-            self.free.put(grader)
-
-    def close(self) -> None:
-        for grader in self.all:
-            grader.close()
-
-
 def _plan(model: Model, arms: list[str], k: int, task_ids: list[str], turns: int, seed: int,
           max_tokens: int) -> dict[str, Any]:
     return {"model": model.name, "arms": arms, "k": k, "tasks": task_ids, "turns": turns, "seed": seed,
@@ -157,12 +131,12 @@ def generate(model: Model, *, arms: Iterable[str], k: int, out: Path, task_ids: 
     done = len(arms) * len(tasks) * k - len(todo)
     if done:
         log(f"resuming: {done} cells already generated, {len(todo)} to go")
-    graders = _Graders(seed, limits)
+    graders = GraderPool(seed, limits)
 
     async def one(arm: str, task: Task, sample: int, gate: asyncio.Semaphore) -> None:
         async with gate:
             async def check(task: Task, script: str) -> dict[str, Any]:
-                return await asyncio.to_thread(graders.check, task, script)
+                return await asyncio.to_thread(graders.snapshot, task, script)
 
             result = await repair_loop(task, prompts[(arm, task.id)], sample, model, check,
                                        turns=turns, max_tokens=max_tokens)

@@ -40,12 +40,11 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from arrivalbench.agent.inspect_model import InspectModel
-from arrivalbench.agent.loop import TURNS, CellResult, repair_loop, snapshot_entry
+from arrivalbench.agent.loop import TURNS, CellResult, GraderPool, repair_loop
 from arrivalbench.agent.models import MAX_TOKENS, temperature
 from arrivalbench.agent.prompts import arm_sha256, build_prompt, check_arm
 from arrivalbench.engines import Limits
 from arrivalbench.errors import UsageError
-from arrivalbench.grade import Grader
 from arrivalbench.schedules import SCHEDULE_NAMES, default_schedules
 from arrivalbench.seeds import DEFAULT_SEED
 from arrivalbench.spec import Task as SuiteTask
@@ -59,23 +58,22 @@ METADATA = "arrivalbench"
 """The key of the eval metadata the import reads: arm, k, tasks, turns, seed, hashes."""
 
 
-class GraderPool:
-    """Graders shared by the samples of an eval, each used by one thread at a time.
+class EvalGraders:
+    """The shared grader pool (agent.loop.GraderPool) as the samples of an eval use it.
 
-    A Grader holds a worker process; at most one per core grades at once, however many samples
-    are in flight. Samples take a lease while they grade; when the last lease is returned the
-    workers are stopped, so an eval leaves no process behind.
+    At most one grader per core works at once, however many samples are in flight. Samples take
+    a lease while they grade; when the last lease is returned the workers are stopped, so an eval
+    leaves no process behind.
     """
 
     def __init__(self, seed: int, limits: Limits) -> None:
-        self.seed, self.limits = seed, limits
+        self.pool = GraderPool(seed, limits)
         self.size = os.cpu_count() or 1
-        self.free: list[Grader] = []
         self.leases = 0
         self.limiter: anyio.CapacityLimiter | None = None
 
     @asynccontextmanager
-    async def lease(self) -> AsyncIterator[GraderPool]:
+    async def lease(self) -> AsyncIterator[EvalGraders]:
         if self.leases == 0:  # a limiter belongs to one event loop: each eval gets its own
             self.limiter = anyio.CapacityLimiter(self.size)
         self.leases += 1
@@ -83,44 +81,30 @@ class GraderPool:
             yield self
         finally:
             self.leases -= 1
-            if self.leases == 0 and self.free:
-                idle, self.free = self.free, []
+            if self.leases == 0:
                 with anyio.CancelScope(shield=True):
-                    await anyio.to_thread.run_sync(_close, idle)
+                    await anyio.to_thread.run_sync(self.pool.close)
 
     async def run(self, work: Callable[..., Any], *args: Any) -> Any:
-        """`work(grader, *args)` on a worker thread with a grader nobody else is using (inside a lease)."""
+        """A blocking pool method on a worker thread (inside a lease)."""
         assert self.limiter is not None and self.leases > 0, "take a lease first"
         async with self.limiter:
-            grader = self.free.pop() if self.free else Grader(seed=self.seed, limits=self.limits)
-            try:
-                return await anyio.to_thread.run_sync(work, grader, *args)
-            finally:
-                self.free.append(grader)
+            return await anyio.to_thread.run_sync(work, *args)
 
     async def snapshot(self, task: SuiteTask, script: str) -> dict[str, Any]:
         """The repair loop's check: the snapshot verdict entry of one script."""
-        return await self.run(snapshot_entry, task, script)
+        return await self.run(self.pool.snapshot, task, script)
+
+    async def grade(self, task: SuiteTask, script: str, schedules: list[str]) -> dict[str, Any]:
+        return await self.run(self.pool.grade, task, script, schedules)
 
 
-def _close(graders: list[Grader]) -> None:
-    for grader in graders:
-        grader.close()
+_POOLS: dict[tuple[int, Limits], EvalGraders] = {}
 
 
-_POOLS: dict[tuple[int, Limits], GraderPool] = {}
-
-
-def grader_pool(seed: int, limits: Limits | None = None) -> GraderPool:
+def grader_pool(seed: int, limits: Limits | None = None) -> EvalGraders:
     limits = limits or Limits()
-    return _POOLS.setdefault((seed, limits), GraderPool(seed, limits))
-
-
-def grade_record(grader: Grader, task: SuiteTask, script: str, schedules: list[str]) -> dict[str, Any]:
-    """The grade record of a script over the schedules (blocking); a script with no statement is an ERROR
-    on every schedule, as the snapshot check of the loop and grade-run report it."""
-    record, _ = grader.grade(task, script, schedules, where=f"{task.id} response", empty_is_error=True)
-    return record
+    return _POOLS.setdefault((seed, limits), EvalGraders(seed, limits))
 
 
 def task_ids(tasks: str | list[str] | None) -> list[str]:
@@ -240,7 +224,7 @@ def replay(seed: int = DEFAULT_SEED) -> Scorer:
                          metadata={"no_artifact_reason": reason})
         pool = grader_pool(seed)
         async with pool.lease():
-            record = await pool.run(grade_record, suite_task, script, schedules)
+            record = await pool.grade(suite_task, script, schedules)
         verdicts = {name: entry["verdict"] for name, entry in record["verdicts"].items()}
         shown = ", ".join(f"{name} {verdict}" for name, verdict in verdicts.items())
         return Score(value=verdicts, answer=script, explanation=shown, metadata={"record": record})

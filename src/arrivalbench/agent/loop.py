@@ -9,7 +9,10 @@ script leaves the previous turn's script in place); a cell with no script at all
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import queue
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -23,6 +26,7 @@ from arrivalbench.agent.prompts import (
     guard,
     no_code_feedback,
 )
+from arrivalbench.engines import Limits
 from arrivalbench.grade import Grader
 from arrivalbench.spec import Task
 from arrivalbench.store import sha256_text
@@ -158,7 +162,46 @@ async def repair_loop(task: Task, prompt: Prompt, sample: int, model: Model, che
     return result
 
 
-def snapshot_entry(grader: Grader, task: Task, script: str) -> dict[str, Any]:
-    """The snapshot verdict entry for one script (blocking: call it off the event loop)."""
-    record, _ = grader.grade(task, script, ["snapshot"], where=f"{task.id} response", empty_is_error=True)
-    return record["verdicts"]["snapshot"]
+class GraderPool:
+    """Graders shared by the cells in flight, each used by one thread at a time.
+
+    A Grader holds a sandbox worker process; a thread takes a free one or starts a new one, so
+    the pool grows to the number of threads grading at once. Blocking: call it off the event loop.
+    """
+
+    def __init__(self, seed: int, limits: Limits) -> None:
+        self.seed, self.limits = seed, limits
+        self._free: queue.SimpleQueue[Grader] = queue.SimpleQueue()
+        self._all: list[Grader] = []
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def _grader(self) -> Iterator[Grader]:
+        try:
+            grader = self._free.get_nowait()
+        except queue.Empty:
+            grader = Grader(seed=self.seed, limits=self.limits)
+            with self._lock:
+                self._all.append(grader)
+        try:
+            yield grader
+        finally:
+            self._free.put(grader)
+
+    def grade(self, task: Task, script: str, schedules: list[str]) -> dict[str, Any]:
+        """The grade record of a script; a script with no statement is an ERROR on every schedule."""
+        with self._grader() as grader:
+            record, _ = grader.grade(task, script, schedules, where=f"{task.id} response", empty_is_error=True)
+        return record
+
+    def snapshot(self, task: Task, script: str) -> dict[str, Any]:
+        """The repair loop's check: the snapshot verdict entry of one script."""
+        return self.grade(task, script, ["snapshot"])["verdicts"]["snapshot"]
+
+    def close(self) -> None:
+        """Stop every worker; the pool can be used again afterwards."""
+        with self._lock:
+            graders, self._all = self._all, []
+            self._free = queue.SimpleQueue()
+        for grader in graders:
+            grader.close()
