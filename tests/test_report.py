@@ -15,7 +15,8 @@ m-unhinted in r1, two samples per task (s0, s1):
     first_purchase   s0 FAILs the snapshot (excluded from gap)   gap 0/1  error 0    all-in 1/2
     store_max_order  s0 FAILs late_arrival                       gap 1/2  error 0    all-in 1/2
   -> snapshot-pass 90.0%, gap 20.0%, error 10.0%, all-in 40.0%;
-     turns: daily_revenue s1 and first_purchase s0 fail turn 1 -> first turn 80.0%, final 90.0%.
+     turns: daily_revenue s1 and first_purchase s0 fail turn 1 -> first turn 80.0%, final 90.0%;
+     of the 9 final snapshot passes, 2 of 8 passed at once fail a hazard and 1 of 1 repaired.
 m-unhinted in r2: customer_state s0 FAILs out_of_order, store_max_order s0 and s1 FAIL
   -> gap (0 + 1/2 + 0 + 0 + 1) / 5 = 30.0%; failing tasks r1 {daily_revenue, store_max_order},
      r2 {customer_state, store_max_order}: 1 of 2 recur; delta +10.0pp.
@@ -65,6 +66,7 @@ TABLES = (
     "hazards",
     "intervention",
     "repair",
+    "repair_effect",
     "replication",
     "paired",
     "guard",
@@ -299,6 +301,17 @@ def test_repair_loop_and_no_artifact_shares(report):
     assert rows["m-hint"]["no artifact %"] == "9.1%"
     assert rows["m-hint"]["no artifact by reason %"] == "refusal 9.1%"
     assert rows["gold"]["cells with turns"] == "0"
+
+
+def test_repaired_cells_against_cells_that_passed_at_once(report):
+    # m-unhinted (r1): 9 cells end on a snapshot PASS; daily_revenue s1 needed a repair and FAILs
+    # duplicate_delivery; of the 8 that passed at once, net_revenue s0 (crash) and store_max_order s0 fail.
+    m = read_csv(report, "repair_effect")["m-unhinted (r1)"]
+    assert (m["passed at once: failing"], m["repaired: failing"]) == ("2/8 = 25.0%", "1/1 = 100.0%")
+    assert m["difference pp [95% CI]"].startswith("+75.0pp [")
+    # one (arm, task) stratum holds both kinds: daily_revenue, 0/1 at once against 1/1 repaired
+    assert (m["strata with both"], m["within arm and task pp [95% CI]"]) == ("1", "+100.0pp [+100.0, +100.0]")
+    assert read_csv(report, "repair_effect")["all arms"]["strata with both"] == "2"
 
 
 def test_replication_compares_the_shared_arm_across_the_two_runs(report):

@@ -25,6 +25,7 @@ from arrivalbench.report.tables import (
     intervention_table,
     main_table,
     paired_table,
+    repair_effect_table,
     repair_table,
     replication_table,
 )
@@ -77,6 +78,7 @@ def build_report(
         hazard_figure(a),
         intervention_table(a),
         repair_table(a),
+        repair_effect_table(a),
         replication_table(a),
         paired_table(a),
         guard_table(a),

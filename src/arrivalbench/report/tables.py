@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from arrivalbench.guards import guard_sign_test, idiom_table
 from arrivalbench.idioms import FEATURES
+from arrivalbench.loopstats import repair_effect
 from arrivalbench.report.analysis import Analysis
 from arrivalbench.stats import (
     BENIGN,
@@ -299,6 +300,47 @@ def repair_table(a: Analysis) -> Table:
         note=""
         if any_turns
         else "No cell in these runs records per-turn snapshot results (reference arms have no repair loop).",
+    )
+
+
+def repair_effect_table(a: Analysis) -> Table:
+    effects = repair_effect(a.outcomes, resamples=a.resamples, seed=a.seed)
+
+    def share(failing: int, cells: int) -> str:
+        return f"{failing}/{cells} = {_pct(failing / cells)}" if cells else "—"
+
+    rows = tuple(
+        (
+            e.arm,
+            share(e.immediate_failing, e.immediate_cells),
+            share(e.repaired_failing, e.repaired_cells),
+            e.pooled.format(signed=True),
+            str(e.strata),
+            e.within.format(signed=True),
+        )
+        for e in effects
+    )
+    return Table(
+        key="repair_effect",
+        title="Cells repaired against the snapshot against cells that passed it at once",
+        caption=(
+            "Among cells whose final script passes the snapshot: the share failing at least one declared hazard "
+            "(silently or by crashing), for cells that passed on turn 1 and cells that needed a repair turn. These "
+            "two shares are pooled over cells, because needing a repair is a property of the sample; the difference "
+            "(repaired minus immediate) has a task-clustered 95% bootstrap interval. Repaired cells sit on harder "
+            "tasks, so the last column holds arm and task fixed: the mean difference over the (arm, task) strata "
+            "holding both kinds of cell."
+        ),
+        columns=(
+            "arm",
+            "passed at once: failing",
+            "repaired: failing",
+            "difference pp [95% CI]",
+            "strata with both",
+            "within arm and task pp [95% CI]",
+        ),
+        rows=rows or (("no generated cells", "—", "—", "—", "0", "—"),),
+        note="" if rows else "No cell in these runs records per-turn snapshot results, so there is nothing to compare.",
     )
 
 
