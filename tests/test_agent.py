@@ -414,3 +414,10 @@ def test_comment_only_artifact_is_an_error_not_a_crashed_sweep(tmp_path: Path) -
     rows = run.verdicts().to_pylist()
     assert rows and {r["verdict"] for r in rows} == {"ERROR"} and {r["error_class"] for r in rows} == {"sql_error"}
     assert "only comments or semicolons" in json.loads(rows[0]["record"])["message"]
+
+
+def test_the_example_replay_file_in_the_readme_runs(tmp_path: Path) -> None:
+    example = Path(__file__).parent.parent / "examples" / "replay.json"
+    run = generate(ReplayModel(example), arms=["unhinted"], k=1, out=tmp_path / "run", log=lambda line: None)
+    by_task = {c.task: c.snapshot_by_turn for c in run.cells()}
+    assert by_task == {"customer_state": ("PASS",), "daily_revenue": ("FAIL", "PASS")}
