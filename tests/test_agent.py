@@ -421,3 +421,17 @@ def test_the_example_replay_file_in_the_readme_runs(tmp_path: Path) -> None:
     run = generate(ReplayModel(example), arms=["unhinted"], k=1, out=tmp_path / "run", log=lambda line: None)
     by_task = {c.task: c.snapshot_by_turn for c in run.cells()}
     assert by_task == {"customer_state": ("PASS",), "daily_revenue": ("FAIL", "PASS")}
+
+
+def test_out_that_is_a_file_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    """Regression: `generate --out FILE` raised FileExistsError from mkdir."""
+    import subprocess
+    import sys
+
+    (tmp_path / "taken").write_text("not a run")
+    example = Path(__file__).parent.parent / "examples" / "replay.json"
+    for command in (["generate", "--model", f"replay:{example}"], ["import-scripts", str(tmp_path), "--arm", "h"]):
+        proc = subprocess.run([sys.executable, "-m", "arrivalbench.cli", *command, "--out", str(tmp_path / "taken")],
+                              capture_output=True, text=True)
+        assert proc.returncode == 2 and "exists and is not a folder" in proc.stderr, proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1

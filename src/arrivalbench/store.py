@@ -160,6 +160,12 @@ def verdict_row(cell: Cell, schedule: str, seed: int, entry: dict[str, Any]) -> 
     }
 
 
+def check_run_path(path: Path) -> None:
+    """A new run's directory must be a folder or not exist yet."""
+    if path.exists() and not path.is_dir():
+        raise RunStoreError(f"{path}: exists and is not a folder; give --out a new folder name.")
+
+
 class RunDir:
     """A run directory on disk. Create with RunDir.create, open with RunDir.open."""
 
@@ -188,6 +194,7 @@ class RunDir:
         the report pairs each prompt arm with the unhinted arm of the same model through it.
         """
         path = Path(path)
+        check_run_path(path)
         if (path / "manifest.json").exists():
             raise RunStoreError(f"{path}: a run already exists here; choose a new --out or remove it.")
         (path / "artifacts").mkdir(parents=True, exist_ok=True)

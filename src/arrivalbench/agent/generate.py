@@ -27,7 +27,7 @@ from arrivalbench.engines import Limits, get_engine
 from arrivalbench.errors import UsageError
 from arrivalbench.seeds import DEFAULT_SEED
 from arrivalbench.spec import Task, get_task, load_suite, suite_hash
-from arrivalbench.store import Cell, RunDir, RunStoreError, _atomic_write
+from arrivalbench.store import Cell, RunDir, RunStoreError, _atomic_write, check_run_path
 
 PLAN = "generation.json"
 
@@ -103,6 +103,7 @@ def generate(model: Model, *, arms: Iterable[str], k: int, out: Path, task_ids: 
              log: Callable[[str], None] = lambda line: print(line, file=sys.stderr)) -> RunDir:
     """Generate every missing cell, then write the run. Resumes a generation interrupted in `out`."""
     out = Path(out)
+    check_run_path(out)
     arms = [check_arm(a) for a in dict.fromkeys(arms)]
     if k < 1 or turns < 1 or concurrency < 1:
         raise UsageError(f"-k {k}, --turns {turns}, --concurrency {concurrency}: each must be at least 1.")
@@ -166,6 +167,7 @@ def import_scripts(folder: Path, *, arm: str, out: Path, seed: int = DEFAULT_SEE
                    limits: Limits | None = None) -> RunDir:
     """A folder of scripts as an arm: `<task>.sql` is sample 0, `<task>.<n>.sql` (or `<task>/<n>.sql`) sample n."""
     folder = Path(folder)
+    check_run_path(Path(out))
     if not folder.is_dir():
         raise UsageError(f"{folder}: not a folder; give a folder of <task>.sql files.")
     known = set(load_suite())
