@@ -21,6 +21,7 @@ from arrivalbench.stats import (
     Estimate,
     Signature,
     arm_summaries,
+    bound_of_three,
     crash_rates,
     estimate,
     no_artifact,
@@ -696,3 +697,10 @@ def test_replication_of_a_pass_metric_fails_on_zero():
         replication(run_a, run_b, "x")
 
 
+
+
+def test_bound_of_three_at_zero_and_one_only():
+    assert bound_of_three(0.0, 40) == pytest.approx(0.075)
+    assert bound_of_three(1.0, 40) == pytest.approx(0.925)
+    assert bound_of_three(0.5, 40) is None and bound_of_three(None, 40) is None
+    assert (bound_of_three(0.0, 2), bound_of_three(1.0, 2), bound_of_three(0.0, 0)) == (1.0, 0.0, None)

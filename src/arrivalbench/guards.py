@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from arrivalbench.idioms import FEATURES, Idioms, idioms
 from arrivalbench.spec import Task
-from arrivalbench.stats import CellOutcome, sign_test
+from arrivalbench.stats import CellOutcome, bound_of_three, sign_test
 from arrivalbench.store import Cell, RunDir
 
 __all__ = [
@@ -50,8 +50,8 @@ def artifact_idioms(run: RunDir, tasks: Mapping[str, Task]) -> dict[str, Idioms]
 class GuardSplit:
     """One arm's snapshot-passing cells that declare the hazard, with or without a guard.
 
-    `fail_bound` / `error_bound` are the rule-of-three one-sided 95% upper bounds, 3/n, given only
-    when the observed rate is exactly zero.
+    `fail_bound` / `error_bound` are the rule-of-three one-sided 95% bounds (stats.bound_of_three),
+    given only when the observed rate is exactly 0% (upper, 3/n) or 100% (lower, 1 - 3/n).
     """
 
     arm: str
@@ -70,11 +70,11 @@ class GuardSplit:
 
     @property
     def fail_bound(self) -> float | None:
-        return 3 / self.cells if self.cells and self.fail == 0 else None
+        return bound_of_three(self.fail_rate, self.cells)
 
     @property
     def error_bound(self) -> float | None:
-        return 3 / self.cells if self.cells and self.error == 0 else None
+        return bound_of_three(self.error_rate, self.cells)
 
 
 def guard_split(

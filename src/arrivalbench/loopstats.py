@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from arrivalbench.seeds import rng as seeded_rng
-from arrivalbench.stats import DEFAULT_BOOTSTRAP_SEED, LEVEL, CellOutcome, Estimate
+from arrivalbench.stats import DEFAULT_BOOTSTRAP_SEED, CellOutcome, Estimate, percentile_interval
 
 ALL = "all arms"
 
@@ -56,15 +56,6 @@ def _kind(o: CellOutcome) -> tuple[bool, bool] | None:
     return o.snapshot_by_turn[0] != "PASS", failing
 
 
-def _percentile(draws: np.ndarray) -> tuple[float | None, float | None]:
-    draws = draws[~np.isnan(draws)]
-    if draws.size == 0:
-        return None, None
-    tail = 100 * (1 - LEVEL) / 2
-    low, high = np.percentile(draws, [tail, 100 - tail])
-    return float(low), float(high)
-
-
 def _effect(arm: str, cells: list[tuple[str, str, bool, bool]], resamples: int, seed: int) -> RepairEffect:
     """cells: (arm, task, repaired, failing)."""
     tasks = sorted({task for _, task, _, _ in cells})
@@ -86,7 +77,7 @@ def _effect(arm: str, cells: list[tuple[str, str, bool, bool]], resamples: int, 
         pooled = Estimate(value=value, low=None, high=None, tasks=len(tasks))
         if value is not None and draws is not None:
             f, n = failing[draws].sum(axis=1), count[draws].sum(axis=1)
-            low, high = _percentile(f[:, 1] / n[:, 1] - f[:, 0] / n[:, 0])
+            low, high = percentile_interval(f[:, 1] / n[:, 1] - f[:, 0] / n[:, 0])
             pooled = Estimate(value=float(value), low=low, high=high, tasks=len(tasks))
 
         both = {key: (float(np.mean(r)) - float(np.mean(i))) for key, (i, r) in strata.items() if i and r}
@@ -96,7 +87,7 @@ def _effect(arm: str, cells: list[tuple[str, str, bool, bool]], resamples: int, 
             sizes[index[task]] += 1
         within = Estimate(value=None, low=None, high=None, tasks=int((sizes > 0).sum()))
         if both and draws is not None:
-            low, high = _percentile(sums[draws].sum(axis=1) / sizes[draws].sum(axis=1))
+            low, high = percentile_interval(sums[draws].sum(axis=1) / sizes[draws].sum(axis=1))
             within = Estimate(value=float(np.mean(list(both.values()))), low=low, high=high,
                               tasks=int((sizes > 0).sum()))
     return RepairEffect(

@@ -38,11 +38,13 @@ __all__ = [
     "Replication",
     "Signature",
     "arm_summaries",
+    "bound_of_three",
     "crash_rates",
     "estimate",
     "no_artifact",
     "outcomes",
     "paired",
+    "percentile_interval",
     "rate",
     "replication",
     "run_outcomes",
@@ -316,6 +318,18 @@ class Estimate:
         return f"{head} [{_pct(self.low, digits, signed)}, {_pct(self.high, digits, signed)}]"
 
 
+def bound_of_three(rate: float | None, n: int) -> float | None:
+    """The rule-of-three one-sided 95% bound of a rate over n units: 3/n above an observed 0,
+    1 - 3/n below an observed 1; None for any other rate, where an interval is drawn instead."""
+    if rate is None or n == 0:
+        return None
+    if rate == 0.0:
+        return min(1.0, 3 / n)
+    if rate == 1.0:
+        return max(0.0, 1 - 3 / n)
+    return None
+
+
 def _bootstrap(
     values: np.ndarray, groups: np.ndarray | None, resamples: int, generator: np.random.Generator
 ) -> np.ndarray:
@@ -341,13 +355,20 @@ def _interval(
     if n == 0:
         return Estimate(value=None, low=None, high=None, tasks=0)
     value = float(values.mean())
-    if rule_of_three and np.all(values == 0.0):
-        return Estimate(value=0.0, low=None, high=None, tasks=n, bound=min(1.0, 3 / n))
-    if rule_of_three and np.all(values == 1.0):
-        return Estimate(value=1.0, low=None, high=None, tasks=n, bound=max(0.0, 1 - 3 / n))
+    if rule_of_three and (np.all(values == 0.0) or np.all(values == 1.0)):
+        return Estimate(value=value, low=None, high=None, tasks=n, bound=bound_of_three(value, n))
+    low, high = percentile_interval(_bootstrap(values, groups, resamples, generator))
+    return Estimate(value=value, low=low, high=high, tasks=n)
+
+
+def percentile_interval(draws: np.ndarray) -> tuple[float | None, float | None]:
+    """The central 95% of bootstrap draws; NaN draws (a resample where the statistic is undefined) are dropped."""
+    draws = draws[~np.isnan(draws)]
+    if draws.size == 0:
+        return None, None
     tail = 100 * (1 - LEVEL) / 2
-    low, high = np.percentile(_bootstrap(values, groups, resamples, generator), [tail, 100 - tail])
-    return Estimate(value=value, low=float(low), high=float(high), tasks=n)
+    low, high = np.percentile(draws, [tail, 100 - tail])
+    return float(low), float(high)
 
 
 def _check_resampling(unit: str, resamples: int) -> None:

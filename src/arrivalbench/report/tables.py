@@ -22,6 +22,7 @@ from arrivalbench.stats import (
     Estimate,
     Signature,
     SignatureForm,
+    bound_of_three,
     crash_rates,
     no_artifact,
     replication,
@@ -305,15 +306,11 @@ def repair_table(a: Analysis) -> Table:
 
 def repair_effect_table(a: Analysis) -> Table:
     effects = repair_effect(a.outcomes, resamples=a.resamples, seed=a.seed)
-
-    def share(failing: int, cells: int) -> str:
-        return f"{failing}/{cells} = {_pct(failing / cells)}" if cells else "—"
-
     rows = tuple(
         (
             e.arm,
-            share(e.immediate_failing, e.immediate_cells),
-            share(e.repaired_failing, e.repaired_cells),
+            _share(e.immediate_failing, e.immediate_cells),
+            _share(e.repaired_failing, e.repaired_cells),
             e.pooled.format(signed=True),
             str(e.strata),
             e.within.format(signed=True),
@@ -449,12 +446,9 @@ def _share(k: int, n: int) -> str:
     """A rate pooled over n cells, as 'k/n = x%', with the rule-of-three bound at 0% and 100%."""
     if n == 0:
         return "—"
-    bound = ""
-    if k == 0:
-        bound = f" (≤{_pct(min(1.0, 3 / n))})"
-    elif k == n:
-        bound = f" (≥{_pct(max(0.0, 1 - 3 / n))})"
-    return f"{k}/{n} = {_pct(k / n)}{bound}"
+    bound = bound_of_three(k / n, n)
+    side = "" if bound is None else f" ({'≤' if k == 0 else '≥'}{_pct(bound)})"
+    return f"{k}/{n} = {_pct(k / n)}{side}"
 
 
 def guard_table(a: Analysis) -> Table:
