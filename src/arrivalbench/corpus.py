@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from arrivalbench.baselines import BASELINES, baseline_script
-from arrivalbench.engines import Limits, get_engine
+from arrivalbench.engines import Limits
 from arrivalbench.seeds import DEFAULT_SEED
-from arrivalbench.spec import get_task, load_suite, suite_hash
-from arrivalbench.store import Cell, RunDir, sha256_text
+from arrivalbench.spec import get_task, load_suite
+from arrivalbench.store import Cell, RunDir, create_suite_run, sha256_text
 
 
 def corpus_cells(task_ids: list[str] | None = None) -> tuple[list[Cell], dict[str, str]]:
@@ -41,16 +41,5 @@ def make_corpus(out: Path, seed: int = DEFAULT_SEED, limits: Limits | None = Non
                 task_ids: list[str] | None = None) -> RunDir:
     limits = limits or Limits()
     cells, artifacts = corpus_cells(task_ids)
-    engine = get_engine()
-    return RunDir.create(
-        out,
-        suite_hash=suite_hash(),
-        task_hashes={task: get_task(task).content_hash() for task in sorted({c.task for c in cells})},
-        base_seed=seed,
-        engine=engine.name,
-        engine_version=engine.version,
-        config={"schedules": None, "statement_timeout": limits.statement_timeout, "memory_limit": limits.memory_limit,
-                "corpus": "reference"},
-        cells=cells,
-        artifacts=artifacts,
-    )
+    return create_suite_run(out, cells=cells, artifacts=artifacts, seed=seed, limits=limits,
+                            config={"corpus": "reference"})

@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from arrivalbench import __version__
+from arrivalbench.engines import Limits
 from arrivalbench.errors import ArrivalBenchError
 
 RUN_FORMAT = 1
@@ -390,3 +391,33 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def create_suite_run(
+    path: Path,
+    *,
+    cells: list[Cell],
+    artifacts: dict[str, str],
+    seed: int,
+    limits: Limits,
+    config: dict[str, Any] | None = None,
+    arm_info: dict[str, dict[str, Any]] | None = None,
+) -> RunDir:
+    """A new run over the installed suite: its hash, the used tasks' hashes, the default engine and the limits."""
+    from arrivalbench.engines import get_engine
+    from arrivalbench.spec import get_task, suite_hash
+
+    engine = get_engine()
+    return RunDir.create(
+        path,
+        suite_hash=suite_hash(),
+        task_hashes={task: get_task(task).content_hash() for task in sorted({c.task for c in cells})},
+        base_seed=seed,
+        engine=engine.name,
+        engine_version=engine.version,
+        config={"schedules": None, "statement_timeout": limits.statement_timeout,
+                "memory_limit": limits.memory_limit, **(config or {})},
+        cells=cells,
+        artifacts=artifacts,
+        arm_info=arm_info,
+    )

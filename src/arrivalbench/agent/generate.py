@@ -23,11 +23,18 @@ from typing import Any
 from arrivalbench.agent.loop import TURNS, CellResult, GraderPool, repair_loop
 from arrivalbench.agent.models import MAX_TOKENS, Model
 from arrivalbench.agent.prompts import ARMS, arm_sha256, build_prompt, check_arm
-from arrivalbench.engines import Limits, get_engine
+from arrivalbench.engines import Limits
 from arrivalbench.errors import UsageError
 from arrivalbench.seeds import DEFAULT_SEED
 from arrivalbench.spec import Task, get_task, load_suite, suite_hash
-from arrivalbench.store import Cell, RunDir, RunStoreError, _atomic_write, check_run_path
+from arrivalbench.store import (
+    Cell,
+    RunDir,
+    RunStoreError,
+    _atomic_write,
+    check_run_path,
+    create_suite_run,
+)
 
 PLAN = "generation.json"
 
@@ -65,27 +72,20 @@ def cell_of(result: CellResult) -> Cell:
 
 
 def write_run(out: Path, results: list[CellResult], *, model: str, seed: int, limits: Limits,
-              turns: int, config: dict[str, Any] | None = None, arm_name: Callable[[str], str] | None = None,
-              ) -> RunDir:
+              turns: int, config: dict[str, Any] | None = None) -> RunDir:
     """Finish a generated run: cells.parquet and the manifest, from finished cells."""
-    tasks = {r.task: get_task(r.task) for r in results}
-    engine = get_engine()
     arm_info = {
         r.arm: {"model": model, "prompt_arm": r.arm if r.arm in ARMS else None,
                 "prompt_sha256": arm_sha256(r.arm) if r.arm in ARMS else None, "turns": turns}
         for r in results
     }
-    return RunDir.create(
+    return create_suite_run(
         Path(out),
-        suite_hash=suite_hash(),
-        task_hashes={t: task.content_hash() for t, task in sorted(tasks.items())},
-        base_seed=seed,
-        engine=engine.name,
-        engine_version=engine.version,
-        config={"schedules": None, "statement_timeout": limits.statement_timeout,
-                "memory_limit": limits.memory_limit, **(config or {})},
         cells=[cell_of(r) for r in results],
         artifacts={r.artifact_sha256: r.script for r in results if r.script is not None},  # type: ignore[misc]
+        seed=seed,
+        limits=limits,
+        config=config,
         arm_info=arm_info,
     )
 
