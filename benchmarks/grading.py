@@ -54,15 +54,23 @@ def scaled(task: Task, factor: int) -> Task:
         generator = source.generator.model_copy(update={"params": params})
         sources.append(source.model_copy(update={"generator": generator}))
     spec = task.spec.model_copy(update={"sources": sources})
-    return Task(spec=spec, folder=task.folder, oracle_sql=task.oracle_sql, gold_sql=task.gold_sql,
-                controls=task.controls, existing_sql=task.existing_sql)
+    return Task(
+        spec=spec,
+        folder=task.folder,
+        oracle_sql=task.oracle_sql,
+        gold_sql=task.gold_sql,
+        controls=task.controls,
+        existing_sql=task.existing_sql,
+    )
 
 
 def growth(task_ids: list[str], factors: list[int]) -> dict[str, dict[str, float]]:
     """Seconds to grade each gold (default schedules) at each log size, relative to size 1."""
     out: dict[str, dict[str, float]] = {}
     with Grader() as grader:
-        grader.grade(get_task(task_ids[0]), get_task(task_ids[0]).gold_sql, ["snapshot"])  # warm the worker
+        grader.grade(
+            get_task(task_ids[0]), get_task(task_ids[0]).gold_sql, ["snapshot"]
+        )  # warm the worker
         for task_id in task_ids:
             task = get_task(task_id)
             seconds = {}
@@ -71,7 +79,9 @@ def growth(task_ids: list[str], factors: list[int]) -> dict[str, dict[str, float
                 started = time.perf_counter()
                 record, _ = grader.grade(big, big.gold_sql, default_schedules(big))
                 seconds[factor] = time.perf_counter() - started
-                bad = {s: v["verdict"] for s, v in record["verdicts"].items() if v["verdict"] != "PASS"}
+                bad = {
+                    s: v["verdict"] for s, v in record["verdicts"].items() if v["verdict"] != "PASS"
+                }
                 if bad:
                     print(f"  note: {task_id} x{factor} gold verdicts {bad}", file=sys.stderr)
             out[task_id] = {f"x{f}": round(seconds[f] / seconds[factors[0]], 2) for f in factors}
@@ -94,7 +104,9 @@ def worker_peak_rss_mb(task_ids: list[str]) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--tasks", help="comma-separated task ids (default: the whole suite)")
     parser.add_argument("--quick", action="store_true", help="growth at 10x only, on two tasks")
     args = parser.parse_args()
@@ -107,8 +119,12 @@ def main() -> None:
     per_cell_core = t2 * 2 / cells
     ratio = t1 / statement_seconds
     efficiency = (t1 / t2) / 2
-    growth_tasks = task_ids[:2] if args.quick else [t for t in ("daily_revenue", "customer_state", "web_sessions")
-                                                    if t in task_ids] or task_ids[:3]
+    growth_tasks = (
+        task_ids[:2]
+        if args.quick
+        else [t for t in ("daily_revenue", "customer_state", "web_sessions") if t in task_ids]
+        or task_ids[:3]
+    )
     factors = [1, 10] if args.quick else [1, 10, 100]
     grow = growth(growth_tasks, factors)
     rss = worker_peak_rss_mb(task_ids)
@@ -135,10 +151,20 @@ def main() -> None:
     rows = [
         ("(a) seconds per cell per core", results["a_seconds_per_cell_core"], "<= 0.4"),
         ("(b) harness wall / statement time", results["b_harness_over_statement_time"], "<= 1.3"),
-        ("(c) parallel efficiency, 2 workers", results["c_parallel_efficiency_2_workers"], ">= 0.9"),
-        ("(d) growth at 10x / 100x events", "; ".join(
-            f"{t}: " + ", ".join(f"{k} {v}" for k, v in g.items() if k.startswith("x") and k != "x1")
-            for t, g in grow.items()), "<= linear (10, 100)"),
+        (
+            "(c) parallel efficiency, 2 workers",
+            results["c_parallel_efficiency_2_workers"],
+            ">= 0.9",
+        ),
+        (
+            "(d) growth at 10x / 100x events",
+            "; ".join(
+                f"{t}: "
+                + ", ".join(f"{k} {v}" for k, v in g.items() if k.startswith("x") and k != "x1")
+                for t, g in grow.items()
+            ),
+            "<= linear (10, 100)",
+        ),
         ("(e) replay worker peak RSS, MB", results["e_worker_peak_rss_mb"], "<= 250"),
     ]
     table = ["| measure | value | target |", "| --- | --- | --- |"]
@@ -149,7 +175,9 @@ def main() -> None:
         f"{results['sweep_seconds_1_worker']} s (1 worker) and {results['sweep_seconds_2_workers']} s (2 workers); "
         f"engine statement time {results['statement_seconds_total']} s.\n\n"
     )
-    (RESULTS / "grading.md").write_text("# Grading benchmark\n\n" + header + "\n".join(table) + "\n")
+    (RESULTS / "grading.md").write_text(
+        "# Grading benchmark\n\n" + header + "\n".join(table) + "\n"
+    )
     print(header + "\n".join(table))
 
 

@@ -41,8 +41,15 @@ def synthetic_run(path: Path, arms: int, k: int, seed: int = 7) -> tuple[RunDir,
     suite = load_suite()
     models = [f"model{i}" for i in range((arms + 2) // 3)]
     arm_names = [f"{m}/{p}" for m in models for p in ("unhinted", "hint", "arch")][:arms]
-    arm_info = {a: {"model": a.split("/")[0], "prompt_arm": a.split("/")[1], "prompt_sha256": "x", "turns": 3}
-                for a in arm_names}
+    arm_info = {
+        a: {
+            "model": a.split("/")[0],
+            "prompt_arm": a.split("/")[1],
+            "prompt_sha256": "x",
+            "turns": 3,
+        }
+        for a in arm_names
+    }
     cells, artifacts, rows, timings = [], {}, [], []
     for arm in arm_names:
         fail, crash = chooser.uniform(0.0, 0.5), chooser.uniform(0.0, 0.2)
@@ -50,28 +57,72 @@ def synthetic_run(path: Path, arms: int, k: int, seed: int = 7) -> tuple[RunDir,
             scripts = [task.gold_sql, *task.controls.values()]
             for sample in range(k):
                 if chooser.random() < 0.01:
-                    cells.append(Cell(arm, task.id, sample, no_artifact_reason="refusal", stop_reason="refusal"))
+                    cells.append(
+                        Cell(
+                            arm,
+                            task.id,
+                            sample,
+                            no_artifact_reason="refusal",
+                            stop_reason="refusal",
+                        )
+                    )
                     continue
                 text = chooser.choice(scripts)
                 artifacts[sha256_text(text)] = text
-                turns = (*(chooser.choice(["FAIL", "ERROR"]) for _ in range(chooser.randrange(3))), "PASS")
-                cell = Cell(arm, task.id, sample, artifact_sha256=sha256_text(text), snapshot_by_turn=turns,
-                            tokens=chooser.randrange(2_000, 20_000), stop_reason="stop", prompt_sha256="x")
+                turns = (
+                    *(chooser.choice(["FAIL", "ERROR"]) for _ in range(chooser.randrange(3))),
+                    "PASS",
+                )
+                cell = Cell(
+                    arm,
+                    task.id,
+                    sample,
+                    artifact_sha256=sha256_text(text),
+                    snapshot_by_turn=turns,
+                    tokens=chooser.randrange(2_000, 20_000),
+                    stop_reason="stop",
+                    prompt_sha256="x",
+                )
                 cells.append(cell)
                 for schedule in default_schedules(task):
                     draw = chooser.random()
-                    verdict = "PASS" if schedule == "snapshot" or draw > fail + crash else (
-                        "FAIL" if draw < fail else "ERROR")
+                    verdict = (
+                        "PASS"
+                        if schedule == "snapshot" or draw > fail + crash
+                        else ("FAIL" if draw < fail else "ERROR")
+                    )
                     entry = {"verdict": verdict, "schedule_sha256": sha256_text(schedule)}
                     if verdict == "ERROR":
-                        entry.update(error_class="sql_error", batch=2, statement=1, message="Constraint Error")
+                        entry.update(
+                            error_class="sql_error",
+                            batch=2,
+                            statement=1,
+                            message="Constraint Error",
+                        )
                     rows.append(verdict_row(cell, schedule, seed, entry))
-                    timings.append({"arm": arm, "task": task.id, "sample": sample, "schedule": schedule,
-                                    "wall_seconds": 0.1, "statement_seconds": 0.05})
+                    timings.append(
+                        {
+                            "arm": arm,
+                            "task": task.id,
+                            "sample": sample,
+                            "schedule": schedule,
+                            "wall_seconds": 0.1,
+                            "statement_seconds": 0.05,
+                        }
+                    )
     engine = get_engine()
-    run = RunDir.create(path, suite_hash=suite_hash(), task_hashes={t: task.content_hash() for t, task in suite.items()},
-                        base_seed=seed, engine=engine.name, engine_version=engine.version,
-                        config={"schedules": None}, cells=cells, artifacts=artifacts, arm_info=arm_info)
+    run = RunDir.create(
+        path,
+        suite_hash=suite_hash(),
+        task_hashes={t: task.content_hash() for t, task in suite.items()},
+        base_seed=seed,
+        engine=engine.name,
+        engine_version=engine.version,
+        config={"schedules": None},
+        cells=cells,
+        artifacts=artifacts,
+        arm_info=arm_info,
+    )
     run.append(rows, timings)
     run.compact()
     return run, len(rows)
@@ -101,8 +152,17 @@ def main() -> None:
     per_cell = grading["a_seconds_per_cell_core"]
     grading_seconds = per_cell * cells
     result = {
-        "machine": {"python": sys.version.split()[0], "platform": platform.platform(), "harness": __version__},
-        "config": {"arms": args.arms, "k": args.k, "tasks": len(load_suite()), "resamples": args.resamples},
+        "machine": {
+            "python": sys.version.split()[0],
+            "platform": platform.platform(),
+            "harness": __version__,
+        },
+        "config": {
+            "arms": args.arms,
+            "k": args.k,
+            "tasks": len(load_suite()),
+            "resamples": args.resamples,
+        },
         "results": {
             "cells": cells,
             "verdicts": verdicts,

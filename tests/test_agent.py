@@ -64,7 +64,13 @@ def test_prompt_carries_the_contract_columns_key_and_test() -> None:
     task = get_task("daily_revenue")
     prompt = build_prompt(task, "unhinted")
     assert "`sales_batch`" in prompt.user
-    for needle in ("`<source>_batch`", "_arrival_seq", "_batch_id", "CREATE TABLE IF NOT EXISTS", "```sql"):
+    for needle in (
+        "`<source>_batch`",
+        "_arrival_seq",
+        "_batch_id",
+        "CREATE TABLE IF NOT EXISTS",
+        "```sql",
+    ):
         assert needle in prompt.system
     assert "| `amount` | DECIMAL(12,2) |" in prompt.user
     assert "one row per (`store_id`, `day`)" in prompt.user
@@ -76,13 +82,18 @@ def test_prompt_carries_the_contract_columns_key_and_test() -> None:
 def test_modify_and_repair_prompts_show_the_existing_pipeline() -> None:
     for task in load_suite().values():
         if task.spec.mode in ("modify", "repair"):
-            assert task.existing_sql and task.existing_sql.strip() in build_prompt(task, "unhinted").user
+            assert (
+                task.existing_sql
+                and task.existing_sql.strip() in build_prompt(task, "unhinted").user
+            )
 
 
 def test_arms_differ_by_one_paragraph_and_hash() -> None:
     task = get_task("daily_revenue")
     plain, hint, arch = (build_prompt(task, arm) for arm in ARMS)
-    assert hint.user.startswith(plain.user.rstrip("\n")) and arch.user.startswith(plain.user.rstrip("\n"))
+    assert hint.user.startswith(plain.user.rstrip("\n")) and arch.user.startswith(
+        plain.user.rstrip("\n")
+    )
     assert "NOTE" in hint.user and "Stage" in arch.user
     assert len({plain.sha256, hint.sha256, arch.sha256}) == 3
     assert len({arm_sha256(a) for a in ARMS}) == 3
@@ -90,7 +101,9 @@ def test_arms_differ_by_one_paragraph_and_hash() -> None:
 
 def test_leak_scan_catches_a_planted_hazard_word(copy_task: Any, edit_spec: Any) -> None:
     folder = copy_task("daily_revenue")
-    edit_spec(folder, lambda raw: raw.update(description=raw["description"] + "Orders may arrive late.\n"))
+    edit_spec(
+        folder, lambda raw: raw.update(description=raw["description"] + "Orders may arrive late.\n")
+    )
     task = load_task(folder)
     for arm in ("unhinted", "arch"):
         with pytest.raises(LeakError, match=r"hazard term 'arrive late' on line 7.*reword"):
@@ -102,13 +115,24 @@ def test_leak_in_feedback_aborts_the_cell_loudly() -> None:
     task = get_task("daily_revenue")
 
     async def check(task: Any, script: str) -> dict[str, Any]:
-        return {"verdict": "FAIL", "diff": {"counts": {"missing": 1}, "expected_rows": 1, "actual_rows": 0,
-                                            "examples": {"missing": [{"note": "replayed"}]}}}
+        return {
+            "verdict": "FAIL",
+            "diff": {
+                "counts": {"missing": 1},
+                "expected_rows": 1,
+                "actual_rows": 0,
+                "examples": {"missing": [{"note": "replayed"}]},
+            },
+        }
 
     model = Scripted({("unhinted", "daily_revenue"): [fenced(GOLD["daily_revenue"])] * 3})
     result = asyncio.run(repair_loop(task, build_prompt(task, "unhinted"), 0, model, check))
     assert result.leak and "replayed" in result.leak
-    assert result.script is None and result.no_artifact_reason == "leak" and result.stop_reason == "leak"
+    assert (
+        result.script is None
+        and result.no_artifact_reason == "leak"
+        and result.stop_reason == "leak"
+    )
     assert len(result.turns) == 1 and result.turns[0].feedback is None  # never sent
 
 
@@ -117,10 +141,18 @@ def test_engine_message_is_passed_verbatim_and_exempt_from_the_scan() -> None:
     message = 'Constraint Error: Duplicate key "event_id: 7" violates primary key constraint.'
 
     async def check(task: Any, script: str) -> dict[str, Any]:
-        return {"verdict": "ERROR", "error_class": "sql_error", "statement": 3, "batch": 1, "message": message}
+        return {
+            "verdict": "ERROR",
+            "error_class": "sql_error",
+            "statement": 3,
+            "batch": 1,
+            "message": message,
+        }
 
     model = Scripted({("unhinted", "daily_revenue"): [fenced("SELECT 1;\n")] * 2})
-    result = asyncio.run(repair_loop(task, build_prompt(task, "unhinted"), 0, model, check, turns=2))
+    result = asyncio.run(
+        repair_loop(task, build_prompt(task, "unhinted"), 0, model, check, turns=2)
+    )
     assert result.leak is None
     assert message in result.turns[0].feedback and "statement 3" in result.turns[0].feedback
 
@@ -132,12 +164,32 @@ def test_engine_message_is_passed_verbatim_and_exempt_from_the_scan() -> None:
     ("reply", "script", "rule"),
     [
         ("```sql\nCREATE TABLE t (x INT);\n```", "CREATE TABLE t (x INT);\n", "fenced"),
-        ("Text first.\n```SQL\n-- keeps history\n/* two */\nINSERT INTO t SELECT 1;\n```\nbye", "-- keeps history\n/* two */\nINSERT INTO t SELECT 1;\n", "fenced"),
-        ("Draft:\n```sql\nSELECT 1;\n```\nFinal:\n```duckdb\nCREATE TABLE t AS SELECT 2;\n```", "CREATE TABLE t AS SELECT 2;\n", "fenced_last_of_2"),
-        ("```python\nprint(1)\n```\n```\nCREATE TABLE t (x INT);\n```", "CREATE TABLE t (x INT);\n", "fenced"),
+        (
+            "Text first.\n```SQL\n-- keeps history\n/* two */\nINSERT INTO t SELECT 1;\n```\nbye",
+            "-- keeps history\n/* two */\nINSERT INTO t SELECT 1;\n",
+            "fenced",
+        ),
+        (
+            "Draft:\n```sql\nSELECT 1;\n```\nFinal:\n```duckdb\nCREATE TABLE t AS SELECT 2;\n```",
+            "CREATE TABLE t AS SELECT 2;\n",
+            "fenced_last_of_2",
+        ),
+        (
+            "```python\nprint(1)\n```\n```\nCREATE TABLE t (x INT);\n```",
+            "CREATE TABLE t (x INT);\n",
+            "fenced",
+        ),
         ("~~~sql\nCREATE TABLE t (x INT);\n~~~", "CREATE TABLE t (x INT);\n", "fenced"),
-        ("-- bare script\nCREATE TABLE t (x INT);\nINSERT INTO t VALUES (1);", "-- bare script\nCREATE TABLE t (x INT);\nINSERT INTO t VALUES (1);\n", "bare"),
-        ("```sql\nCREATE TABLE t (x INT);\nINSERT INTO t SEL", "CREATE TABLE t (x INT);\nINSERT INTO t SEL\n", "unclosed_fence"),
+        (
+            "-- bare script\nCREATE TABLE t (x INT);\nINSERT INTO t VALUES (1);",
+            "-- bare script\nCREATE TABLE t (x INT);\nINSERT INTO t VALUES (1);\n",
+            "bare",
+        ),
+        (
+            "```sql\nCREATE TABLE t (x INT);\nINSERT INTO t SEL",
+            "CREATE TABLE t (x INT);\nINSERT INTO t SEL\n",
+            "unclosed_fence",
+        ),
         (PROSE, None, "no_code"),
         ("```python\nprint('no sql')\n```", None, "no_code"),
         ("```\nThis explains the idea in words.\n```", None, "no_code"),
@@ -168,7 +220,11 @@ class Scripted:
         if request.turn > len(replies):
             return Reply(text="", stop="exhausted")
         raw = replies[request.turn - 1]
-        return raw if isinstance(raw, Reply) else Reply(text=raw, input_tokens=100, output_tokens=len(raw) // 4)
+        return (
+            raw
+            if isinstance(raw, Reply)
+            else Reply(text=raw, input_tokens=100, output_tokens=len(raw) // 4)
+        )
 
 
 def test_loop_feeds_back_and_keeps_the_latest_script() -> None:
@@ -178,19 +234,44 @@ def test_loop_feeds_back_and_keeps_the_latest_script() -> None:
     async def check(task: Any, script: str) -> dict[str, Any]:
         verdict = next(verdicts)
         if verdict == "ERROR":
-            return {"verdict": "ERROR", "error_class": "timeout", "statement": 2, "message": "INTERRUPT"}
-        return {"verdict": "FAIL", "diff": {"counts": {"changed": 1}, "expected_rows": 5, "actual_rows": 5,
-                                            "changed_columns": {"revenue": 1},
-                                            "examples": {"changed": [{"key": {"store_id": 1, "day": "2026-03-04"},
-                                                                      "columns": {"revenue": {"expected": "1.00", "actual": "2.00"}}}]}}}
+            return {
+                "verdict": "ERROR",
+                "error_class": "timeout",
+                "statement": 2,
+                "message": "INTERRUPT",
+            }
+        return {
+            "verdict": "FAIL",
+            "diff": {
+                "counts": {"changed": 1},
+                "expected_rows": 5,
+                "actual_rows": 5,
+                "changed_columns": {"revenue": 1},
+                "examples": {
+                    "changed": [
+                        {
+                            "key": {"store_id": 1, "day": "2026-03-04"},
+                            "columns": {"revenue": {"expected": "1.00", "actual": "2.00"}},
+                        }
+                    ]
+                },
+            },
+        }
 
-    model = Scripted({("unhinted", "daily_revenue"): [fenced("SELECT 1;\n"), fenced("SELECT 2;\n"), PROSE]})
+    model = Scripted(
+        {("unhinted", "daily_revenue"): [fenced("SELECT 1;\n"), fenced("SELECT 2;\n"), PROSE]}
+    )
     result = asyncio.run(repair_loop(task, build_prompt(task, "unhinted"), 1, model, check))
     assert result.snapshot_by_turn == ("FAIL", "ERROR", "NO_SCRIPT")
-    assert result.script == "SELECT 2;\n" and result.no_artifact_reason is None  # the latest script stands
+    assert (
+        result.script == "SELECT 2;\n" and result.no_artifact_reason is None
+    )  # the latest script stands
     assert result.temperature == 1.0 and [r.temperature for r in model.requests] == [1.0] * 3
     first, second, third = result.turns
-    assert "revenue expected '1.00', found '2.00'" in first.feedback and "(columns: revenue)" in first.feedback
+    assert (
+        "revenue expected '1.00', found '2.00'" in first.feedback
+        and "(columns: revenue)" in first.feedback
+    )
     assert "ran out of time" in second.feedback and "INTERRUPT" in second.feedback
     assert third.feedback is None  # nothing is sent after the last turn
     # each turn's request carries the whole conversation so far
@@ -208,7 +289,11 @@ def test_loop_feeds_back_and_keeps_the_latest_script() -> None:
         (Reply(text="I can't help with that.", stop="refusal"), "refusal", "refusal"),
         (Reply(text="Let me think step by step about", stop="length"), "truncated", "length"),
         (Reply(text=""), "empty", "empty"),
-        (Reply(text="", stop="error", error="RateLimitError: 429 after 5 retries"), "model_error", "error"),
+        (
+            Reply(text="", stop="error", error="RateLimitError: 429 after 5 retries"),
+            "model_error",
+            "error",
+        ),
         (Reply(text=PROSE), "no_code", "stop"),
     ],
 )
@@ -220,7 +305,9 @@ def test_cells_without_a_script_say_why(reply: Reply, reason: str, stop: str) ->
 
     model = Scripted({("hint", "daily_revenue"): [reply] * 3})
     result = asyncio.run(repair_loop(task, build_prompt(task, "hint"), 0, model, check))
-    assert result.script is None and result.no_artifact_reason == reason and result.stop_reason == stop
+    assert (
+        result.script is None and result.no_artifact_reason == reason and result.stop_reason == stop
+    )
     assert result.turns[0].response == reply.text
     assert len(result.turns) == (1 if stop == "error" else 3)  # a spent provider is not asked again
 
@@ -244,19 +331,37 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> RunDir:
     folder = tmp_path_factory.mktemp("generated")
     replies = {
         # fixed on turn 2 / never parses
-        "unhinted": {"daily_revenue": [WRONG_DAILY, fenced(GOLD["daily_revenue"])], "customer_state": [PROSE] * 3},
+        "unhinted": {
+            "daily_revenue": [WRONG_DAILY, fenced(GOLD["daily_revenue"])],
+            "customer_state": [PROSE] * 3,
+        },
         # silently wrong / right at once
-        "hint": {"daily_revenue": [NAIVE_DAILY], "customer_state": [fenced(GOLD["customer_state"])]},
+        "hint": {
+            "daily_revenue": [NAIVE_DAILY],
+            "customer_state": [fenced(GOLD["customer_state"])],
+        },
         # refused / an engine error fixed on turn 2
-        "arch": {"daily_revenue": [{"text": "I can't help with that.", "stop": "refusal"}],
-                 "customer_state": ["```sql\nSELECT * FROM customer_history;\n```", fenced(GOLD["customer_state"])]},
+        "arch": {
+            "daily_revenue": [{"text": "I can't help with that.", "stop": "refusal"}],
+            "customer_state": [
+                "```sql\nSELECT * FROM customer_history;\n```",
+                fenced(GOLD["customer_state"]),
+            ],
+        },
     }
     files = {}
     for arm, data in replies.items():
         files[arm] = folder / f"{arm}.json"
         files[arm].write_text(json.dumps(data))
-    run = generate(PerArm(files), arms=list(ARMS), k=2, out=folder / "run",
-                   task_ids=["daily_revenue", "customer_state"], turns=3, log=lambda line: None)
+    run = generate(
+        PerArm(files),
+        arms=list(ARMS),
+        k=2,
+        out=folder / "run",
+        task_ids=["daily_revenue", "customer_state"],
+        turns=3,
+        log=lambda line: None,
+    )
     sweep(run, workers=1)
     return run
 
@@ -269,7 +374,12 @@ def test_generate_records_every_cell_field(generated: RunDir) -> None:
     expected = {
         ("unhinted", "daily_revenue"): (gold["daily_revenue"], None, ("FAIL", "PASS"), "stop"),
         ("unhinted", "customer_state"): (None, "no_code", ("NO_SCRIPT",) * 3, "stop"),
-        ("hint", "daily_revenue"): (sha256_text(parse_response(NAIVE_DAILY).script), None, ("PASS",), "stop"),
+        ("hint", "daily_revenue"): (
+            sha256_text(parse_response(NAIVE_DAILY).script),
+            None,
+            ("PASS",),
+            "stop",
+        ),
         ("hint", "customer_state"): (gold["customer_state"], None, ("PASS",), "stop"),
         ("arch", "daily_revenue"): (None, "refusal", ("NO_SCRIPT",), "refusal"),
         ("arch", "customer_state"): (gold["customer_state"], None, ("ERROR", "PASS"), "stop"),
@@ -277,13 +387,21 @@ def test_generate_records_every_cell_field(generated: RunDir) -> None:
     for (arm, task), (sha, reason, by_turn, stop) in expected.items():
         for sample in (0, 1):
             cell = cells[(arm, task, sample)]
-            assert (cell.artifact_sha256, cell.no_artifact_reason, cell.snapshot_by_turn, cell.stop_reason) == (
-                sha, reason, by_turn, stop), (arm, task, sample)
+            assert (
+                cell.artifact_sha256,
+                cell.no_artifact_reason,
+                cell.snapshot_by_turn,
+                cell.stop_reason,
+            ) == (sha, reason, by_turn, stop), (arm, task, sample)
             assert cell.prompt_sha256 == prompts[(arm, task)]
             assert cell.tokens is None  # replays spend no tokens
     manifest = generated.manifest
-    assert manifest["arm_info"]["hint"] == {"model": "replay-per-arm", "prompt_arm": "hint",
-                                            "prompt_sha256": arm_sha256("hint"), "turns": 3}
+    assert manifest["arm_info"]["hint"] == {
+        "model": "replay-per-arm",
+        "prompt_arm": "hint",
+        "prompt_sha256": arm_sha256("hint"),
+        "turns": 3,
+    }
     assert manifest["config"]["generation"]["k"] == 2
 
 
@@ -293,7 +411,10 @@ def test_transcripts_keep_raw_replies_and_feedback(generated: RunDir) -> None:
     assert [t.response for t in never.turns] == [PROSE] * 3 and never.script is None
     fixed = by_key[("arch", "customer_state", 1)]
     assert fixed.temperature == 1.0 and by_key[("arch", "customer_state", 0)].temperature == 0.0
-    assert "customer_history" in fixed.turns[0].feedback and "does not exist" in fixed.turns[0].feedback
+    assert (
+        "customer_history" in fixed.turns[0].feedback
+        and "does not exist" in fixed.turns[0].feedback
+    )
     wrong = by_key[("unhinted", "daily_revenue", 0)]
     assert "47 expected rows are absent" in wrong.turns[0].feedback
     assert wrong.turns[0].response == WRONG_DAILY
@@ -305,7 +426,9 @@ def test_generated_run_grades_pass_fail_and_nothing(generated: RunDir) -> None:
     rows = generated.verdicts().to_pylist()
     verdicts: dict[tuple[str, str, int], dict[str, str]] = {}
     for row in rows:
-        verdicts.setdefault((row["arm"], row["task"], row["sample"]), {})[row["schedule"]] = row["verdict"]
+        verdicts.setdefault((row["arm"], row["task"], row["sample"]), {})[row["schedule"]] = row[
+            "verdict"
+        ]
     assert set(verdicts[("unhinted", "daily_revenue", 0)].values()) == {"PASS"}  # fixed on turn 2
     silent = verdicts[("hint", "daily_revenue", 0)]
     assert silent["snapshot"] == "PASS" and silent["duplicate_delivery"] == "FAIL"  # silently wrong
@@ -323,29 +446,58 @@ def test_generate_resumes_without_redoing_done_cells(tmp_path: Path) -> None:
 
     replies = {("unhinted", t): [fenced(s)] for t, s in GOLD.items()}
     with pytest.raises(KeyboardInterrupt):
-        generate(Crashing(replies), arms=["unhinted"], k=1, out=tmp_path / "run", concurrency=1,
-                 task_ids=list(GOLD), log=lambda line: None)
+        generate(
+            Crashing(replies),
+            arms=["unhinted"],
+            k=1,
+            out=tmp_path / "run",
+            concurrency=1,
+            task_ids=list(GOLD),
+            log=lambda line: None,
+        )
     assert not (tmp_path / "run" / "manifest.json").exists()
     assert (tmp_path / "run" / "transcripts" / "unhinted" / "daily_revenue" / "0.json").exists()
     again = Scripted(replies)
     lines: list[str] = []
-    run = generate(again, arms=["unhinted"], k=1, out=tmp_path / "run", task_ids=list(GOLD), log=lines.append)
+    run = generate(
+        again, arms=["unhinted"], k=1, out=tmp_path / "run", task_ids=list(GOLD), log=lines.append
+    )
     assert [r.task for r in again.requests] == ["customer_state"]
     assert lines[0] == "resuming: 1 cells already generated, 1 to go"
     assert len(run.cells()) == 2 and all(c.artifact_sha256 for c in run.cells())
     with pytest.raises(RunStoreError, match="this run is complete"):
-        generate(Scripted(replies), arms=["unhinted"], k=1, out=tmp_path / "run", task_ids=list(GOLD),
-                 log=lambda line: None)
+        generate(
+            Scripted(replies),
+            arms=["unhinted"],
+            k=1,
+            out=tmp_path / "run",
+            task_ids=list(GOLD),
+            log=lambda line: None,
+        )
 
 
 def test_resume_with_other_settings_is_refused(tmp_path: Path) -> None:
     replies = {("unhinted", t): [fenced(s)] for t, s in GOLD.items()}
-    generate(Scripted(replies), arms=["unhinted"], k=1, out=tmp_path / "run", task_ids=["daily_revenue"],
-             log=lambda line: None)
+    generate(
+        Scripted(replies),
+        arms=["unhinted"],
+        k=1,
+        out=tmp_path / "run",
+        task_ids=["daily_revenue"],
+        log=lambda line: None,
+    )
     (tmp_path / "run" / "manifest.json").unlink()  # as if stopped before the end
-    with pytest.raises(UsageError, match=r"other k, tasks is here; resume it with the same options"):
-        generate(Scripted(replies), arms=["unhinted"], k=3, out=tmp_path / "run", task_ids=list(GOLD),
-                 log=lambda line: None)
+    with pytest.raises(
+        UsageError, match=r"other k, tasks is here; resume it with the same options"
+    ):
+        generate(
+            Scripted(replies),
+            arms=["unhinted"],
+            k=3,
+            out=tmp_path / "run",
+            task_ids=list(GOLD),
+            log=lambda line: None,
+        )
 
 
 # -- the command line ---------------------------------------------------------------------------
@@ -354,11 +506,26 @@ def test_resume_with_other_settings_is_refused(tmp_path: Path) -> None:
 def test_cli_generate_with_a_replay_file(tmp_path: Path) -> None:
     replay = tmp_path / "replies.json"
     replay.write_text(json.dumps({"daily_revenue": [fenced(GOLD["daily_revenue"])]}))
-    result = CliRunner().invoke(app, ["generate", "--model", f"replay:{replay}", "--arm", "hint", "-k", "2",
-                                      "--out", str(tmp_path / "run")])
+    result = CliRunner().invoke(
+        app,
+        [
+            "generate",
+            "--model",
+            f"replay:{replay}",
+            "--arm",
+            "hint",
+            "-k",
+            "2",
+            "--out",
+            str(tmp_path / "run"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     cells = pq.read_table(tmp_path / "run" / "cells.parquet").to_pylist()
-    assert [(c["arm"], c["task"], c["sample"]) for c in cells] == [("hint", "daily_revenue", 0), ("hint", "daily_revenue", 1)]
+    assert [(c["arm"], c["task"], c["sample"]) for c in cells] == [
+        ("hint", "daily_revenue", 0),
+        ("hint", "daily_revenue", 1),
+    ]
     assert "grade-run" in result.stdout
 
 
@@ -368,12 +535,17 @@ def test_cli_generate_with_a_replay_file(tmp_path: Path) -> None:
         (["--model", "replay:/nonexistent.json"], "cannot read the replay file"),
         (["--model", "gpt-4o"], "provider/model"),
         (["--model", "replay:{replay}", "--arm", "hnt"], "Did you mean 'hint'"),
-        (["--model", "replay:{replay}", "--tasks", "customer_state"], "no replies for task(s) customer_state"),
+        (
+            ["--model", "replay:{replay}", "--tasks", "customer_state"],
+            "no replies for task(s) customer_state",
+        ),
         (["--model", "replay:{bad}"], "not valid JSON"),
         (["--model", "replay:{replay}", "-k", "0"], "must be at least 1"),
     ],
 )
-def test_cli_generate_bad_input_is_one_line_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
+def test_cli_generate_bad_input_is_one_line_exit_2(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
     import subprocess
     import sys
 
@@ -381,10 +553,17 @@ def test_cli_generate_bad_input_is_one_line_exit_2(tmp_path: Path, args: list[st
     replay.write_text(json.dumps({"daily_revenue": ["x"]}))
     bad.write_text("{not json")
     args = [a.format(replay=replay, bad=bad) for a in args]
-    proc = subprocess.run([sys.executable, "-m", "arrivalbench.cli", "generate", *args, "--out", str(tmp_path / "o")],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "arrivalbench.cli", "generate", *args, "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2, proc.stderr
-    assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert (
+        message in proc.stderr
+        and len(proc.stderr.strip().splitlines()) == 1
+        and "Traceback" not in proc.stderr
+    )
 
 
 def test_import_scripts_makes_a_human_arm(tmp_path: Path) -> None:
@@ -396,8 +575,14 @@ def test_import_scripts_makes_a_human_arm(tmp_path: Path) -> None:
     (folder / "customer_state" / "3.sql").write_text(GOLD["customer_state"])
     run = import_scripts(folder, arm="human", out=tmp_path / "run")
     cells = {c.key: c for c in run.cells()}
-    assert sorted(cells) == [("human", "customer_state", 3), ("human", "daily_revenue", 0), ("human", "daily_revenue", 1)]
-    assert run.artifact(cells[("human", "daily_revenue", 0)].artifact_sha256) == GOLD["daily_revenue"]
+    assert sorted(cells) == [
+        ("human", "customer_state", 3),
+        ("human", "daily_revenue", 0),
+        ("human", "daily_revenue", 1),
+    ]
+    assert (
+        run.artifact(cells[("human", "daily_revenue", 0)].artifact_sha256) == GOLD["daily_revenue"]
+    )
     assert run.manifest["arm_info"]["human"]["model"] == "human"
     (folder / "not_a_task.sql").write_text("SELECT 1;")
     with pytest.raises(UsageError, match=r"not_a_task\.sql: name it"):
@@ -412,13 +597,19 @@ def test_comment_only_artifact_is_an_error_not_a_crashed_sweep(tmp_path: Path) -
     run = import_scripts(folder, arm="human", out=tmp_path / "run")
     sweep(run, workers=1)
     rows = run.verdicts().to_pylist()
-    assert rows and {r["verdict"] for r in rows} == {"ERROR"} and {r["error_class"] for r in rows} == {"sql_error"}
+    assert (
+        rows
+        and {r["verdict"] for r in rows} == {"ERROR"}
+        and {r["error_class"] for r in rows} == {"sql_error"}
+    )
     assert "only comments or semicolons" in json.loads(rows[0]["record"])["message"]
 
 
 def test_the_example_replay_file_in_the_readme_runs(tmp_path: Path) -> None:
     example = Path(__file__).parent.parent / "examples" / "replay.json"
-    run = generate(ReplayModel(example), arms=["unhinted"], k=1, out=tmp_path / "run", log=lambda line: None)
+    run = generate(
+        ReplayModel(example), arms=["unhinted"], k=1, out=tmp_path / "run", log=lambda line: None
+    )
     by_task = {c.task: c.snapshot_by_turn for c in run.cells()}
     assert by_task == {"customer_state": ("PASS",), "daily_revenue": ("FAIL", "PASS")}
 
@@ -430,8 +621,14 @@ def test_out_that_is_a_file_is_one_line_not_a_traceback(tmp_path: Path) -> None:
 
     (tmp_path / "taken").write_text("not a run")
     example = Path(__file__).parent.parent / "examples" / "replay.json"
-    for command in (["generate", "--model", f"replay:{example}"], ["import-scripts", str(tmp_path), "--arm", "h"]):
-        proc = subprocess.run([sys.executable, "-m", "arrivalbench.cli", *command, "--out", str(tmp_path / "taken")],
-                              capture_output=True, text=True)
+    for command in (
+        ["generate", "--model", f"replay:{example}"],
+        ["import-scripts", str(tmp_path), "--arm", "h"],
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-m", "arrivalbench.cli", *command, "--out", str(tmp_path / "taken")],
+            capture_output=True,
+            text=True,
+        )
         assert proc.returncode == 2 and "exists and is not a folder" in proc.stderr, proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1

@@ -43,7 +43,10 @@ def test_corpus_cells_of_one_task():
     ]
     for name in BASELINES:
         (baseline,) = by_arm[name]
-        assert (baseline.sample, artifacts[baseline.artifact_sha256]) == (0, baseline_script(task, name))
+        assert (baseline.sample, artifacts[baseline.artifact_sha256]) == (
+            0,
+            baseline_script(task, name),
+        )
 
     assert len({c.key for c in cells}) == len(cells) == 1 + 3 + len(BASELINES)
     assert set(artifacts) == {c.artifact_sha256 for c in cells}

@@ -261,18 +261,29 @@ def test_regression_grader_caches_are_keyed_by_task_content_not_folder() -> None
     task = get_task("daily_revenue")
     source = task.spec.source
     bigger = source.model_copy(
-        update={"generator": source.generator.model_copy(update={"params": {**source.generator.params, "events": 900}})}
+        update={
+            "generator": source.generator.model_copy(
+                update={"params": {**source.generator.params, "events": 900}}
+            )
+        }
     )
     edited = Task(
-        spec=task.spec.model_copy(update={"sources": [bigger]}), folder=task.folder, oracle_sql=task.oracle_sql,
-        gold_sql=task.gold_sql, controls=task.controls, existing_sql=task.existing_sql,
+        spec=task.spec.model_copy(update={"sources": [bigger]}),
+        folder=task.folder,
+        oracle_sql=task.oracle_sql,
+        gold_sql=task.gold_sql,
+        controls=task.controls,
+        existing_sql=task.existing_sql,
     )
     with Grader() as grader:
         first, _ = grader.grade(task, task.gold_sql, ["single_batch"])
         second, _ = grader.grade(edited, edited.gold_sql, ["single_batch"])
     assert first["verdicts"]["single_batch"]["verdict"] == "PASS"
     assert second["verdicts"]["single_batch"]["verdict"] == "PASS"
-    assert first["verdicts"]["single_batch"]["schedule_sha256"] != second["verdicts"]["single_batch"]["schedule_sha256"]
+    assert (
+        first["verdicts"]["single_batch"]["schedule_sha256"]
+        != second["verdicts"]["single_batch"]["schedule_sha256"]
+    )
 
 
 def test_replay_command_carries_non_default_limits() -> None:
@@ -280,6 +291,15 @@ def test_replay_command_carries_non_default_limits() -> None:
     from arrivalbench.grade import replay_command
 
     plain = replay_command("daily_revenue", "crash_retry", 7, "p.sql", Limits())
-    assert plain == "arrivalbench grade --task daily_revenue --pipeline p.sql --schedules crash_retry --seed 7"
-    tight = replay_command("daily_revenue", "crash_retry", 7, "p.sql", Limits(statement_timeout=1.5, memory_limit="256MB"))
+    assert (
+        plain
+        == "arrivalbench grade --task daily_revenue --pipeline p.sql --schedules crash_retry --seed 7"
+    )
+    tight = replay_command(
+        "daily_revenue",
+        "crash_retry",
+        7,
+        "p.sql",
+        Limits(statement_timeout=1.5, memory_limit="256MB"),
+    )
     assert tight.endswith("--seed 7 --statement-timeout 1.5 --memory-limit 256MB")

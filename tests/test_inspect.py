@@ -34,24 +34,42 @@ from arrivalbench.spec import get_task
 from arrivalbench.store import RunDir, sha256_text
 from arrivalbench.sweep import sweep
 
-pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:The 'initial' parameter is deprecated:DeprecationWarning"
+)
 SCRIPT_CLI = Path(sys.executable).parent / "arrivalbench"
 TASKS = ("daily_revenue", "customer_state")
 WRONG = "```sql\nCREATE TABLE daily_revenue AS SELECT 1 AS store_id;\n```"
 PROSE = "I would describe the approach in words rather than write the script."
 
 
-def output(text: str, stop: str = "stop", error: str | None = None, usage: tuple[int, int] = (120, 30),
-           cached: int | None = None) -> ModelOutput:
+def output(
+    text: str,
+    stop: str = "stop",
+    error: str | None = None,
+    usage: tuple[int, int] = (120, 30),
+    cached: int | None = None,
+) -> ModelOutput:
     out = ModelOutput.from_content("mockllm/model", text, stop_reason=stop, error=error)  # type: ignore[arg-type]
-    out.usage = ModelUsage(input_tokens=usage[0], output_tokens=usage[1], total_tokens=sum(usage),
-                           input_tokens_cache_read=cached)
+    out.usage = ModelUsage(
+        input_tokens=usage[0],
+        output_tokens=usage[1],
+        total_tokens=sum(usage),
+        input_tokens_cache_read=cached,
+    )
     return out
 
 
 def request(temperature: float = 0.0, max_tokens: int = 8000) -> Request:
-    return Request(task="daily_revenue", arm="unhinted", sample=0, turn=1, temperature=temperature,
-                   max_tokens=max_tokens, messages=(Message("system", "be brief"), Message("user", "write it")))
+    return Request(
+        task="daily_revenue",
+        arm="unhinted",
+        sample=0,
+        turn=1,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        messages=(Message("system", "be brief"), Message("user", "write it")),
+    )
 
 
 def mock(outputs: Any) -> InspectModel:
@@ -80,11 +98,19 @@ def test_reply_carries_text_usage_and_the_sampling_settings() -> None:
 
 @pytest.mark.parametrize(
     ("stop", "error", "expected"),
-    [("content_filter", "blocked by the provider's filter", "refusal"), ("max_tokens", None, "length"),
-     ("model_length", None, "length"), ("stop", "the provider failed", "error")],
+    [
+        ("content_filter", "blocked by the provider's filter", "refusal"),
+        ("max_tokens", None, "length"),
+        ("model_length", None, "length"),
+        ("stop", "the provider failed", "error"),
+    ],
 )
-def test_inspect_stop_reasons_map_to_reply_stops(stop: str, error: str | None, expected: str) -> None:
-    reply = asyncio.run(mock([output("```sql\nCREATE TABLE t AS", stop=stop, error=error)]).complete(request()))
+def test_inspect_stop_reasons_map_to_reply_stops(
+    stop: str, error: str | None, expected: str
+) -> None:
+    reply = asyncio.run(
+        mock([output("```sql\nCREATE TABLE t AS", stop=stop, error=error)]).complete(request())
+    )
     assert reply.stop == expected
     assert reply.error == error
     assert reply.output_tokens == 30
@@ -106,7 +132,9 @@ def test_a_rejected_temperature_is_dropped_once_and_noted() -> None:
     def picky(input, tools, tool_choice, config):
         temperatures.append(config.temperature)
         if config.temperature is not None:
-            raise ValueError("Unsupported parameter: 'temperature' is not supported with this model.")
+            raise ValueError(
+                "Unsupported parameter: 'temperature' is not supported with this model."
+            )
         return output("SELECT 1;")
 
     model = mock(picky)
@@ -120,7 +148,9 @@ def test_a_rejected_temperature_is_dropped_once_and_noted() -> None:
 def test_an_unknown_provider_is_one_line_usage_error() -> None:
     from arrivalbench.errors import UsageError
 
-    with pytest.raises(UsageError, match=r"--model 'nosuch/model': Inspect could not load it") as info:
+    with pytest.raises(
+        UsageError, match=r"--model 'nosuch/model': Inspect could not load it"
+    ) as info:
         InspectModel("nosuch/model")
     assert "\n" not in str(info.value)
 
@@ -141,7 +171,10 @@ class Scripted:
         self.temperatures[task].append(config.temperature)
         if task == "customer_state":
             return output(PROSE, usage=(200 * turn, 20))
-        return output(WRONG if turn == 1 else f"Fixed:\n\n```sql\n{self.gold}```", usage=(100 * turn, 10 * turn))
+        return output(
+            WRONG if turn == 1 else f"Fixed:\n\n```sql\n{self.gold}```",
+            usage=(100 * turn, 10 * turn),
+        )
 
 
 @pytest.fixture(scope="module")
@@ -150,8 +183,13 @@ def evaluated(tmp_path_factory: pytest.TempPathFactory) -> tuple[EvalLog, Path, 
     scripted = Scripted()
     model = get_model("mockllm/model", custom_outputs=scripted, memoize=False)
     # By registry name, as `inspect eval arrivalbench/arrivalbench -T ...` resolves it.
-    [log] = inspect_eval("arrivalbench/arrivalbench", model=model, task_args={"k": 2, "tasks": ",".join(TASKS), "turns": 2},
-                         log_dir=str(log_dir), display="none")
+    [log] = inspect_eval(
+        "arrivalbench/arrivalbench",
+        model=model,
+        task_args={"k": 2, "tasks": ",".join(TASKS), "turns": 2},
+        log_dir=str(log_dir),
+        display="none",
+    )
     return log, log_dir, scripted
 
 
@@ -162,7 +200,10 @@ def test_eval_succeeds_and_stores_each_cell(evaluated: tuple[EvalLog, Path, Scri
     gold = (get_task("daily_revenue").folder / "gold.sql").read_text(encoding="utf-8")
     for sample in log.samples:
         transcript = sample.store[TRANSCRIPT]
-        assert (transcript["task"], transcript["sample"]) == (sample.metadata["task"], sample.metadata["sample"])
+        assert (transcript["task"], transcript["sample"]) == (
+            sample.metadata["task"],
+            sample.metadata["sample"],
+        )
         if sample.metadata["task"] == "daily_revenue":
             assert sample.store[SCRIPT] == gold
             assert sample.output.completion == gold
@@ -177,7 +218,9 @@ def test_temperature_follows_the_sample_index(evaluated: tuple[EvalLog, Path, Sc
         assert sorted(scripted.temperatures[task]) == [0.0, 0.0, 1.0, 1.0]
 
 
-def test_scores_are_verdict_strings_with_categorical_metrics(evaluated: tuple[EvalLog, Path, Scripted]) -> None:
+def test_scores_are_verdict_strings_with_categorical_metrics(
+    evaluated: tuple[EvalLog, Path, Scripted],
+) -> None:
     log, _, _ = evaluated
     assert log.samples is not None
     for sample in log.samples:
@@ -191,11 +234,15 @@ def test_scores_are_verdict_strings_with_categorical_metrics(evaluated: tuple[Ev
     assert log.results is not None
     [eval_score] = log.results.scores
     metrics = {name: m.value for name, m in eval_score.metrics.items()}
-    assert metrics["snapshot"] == metrics["backfill"] == 0.5  # the gold passes, the prose has no script
+    assert (
+        metrics["snapshot"] == metrics["backfill"] == 0.5
+    )  # the gold passes, the prose has no script
     assert metrics["all_in"] == 0.5
 
 
-def test_import_builds_a_run_that_grades(evaluated: tuple[EvalLog, Path, Scripted], tmp_path: Path) -> None:
+def test_import_builds_a_run_that_grades(
+    evaluated: tuple[EvalLog, Path, Scripted], tmp_path: Path
+) -> None:
     _, log_dir, _ = evaluated
     run = import_inspect(log_dir, tmp_path / "run")
     gold = (get_task("daily_revenue").folder / "gold.sql").read_text(encoding="utf-8")
@@ -223,7 +270,9 @@ def test_import_builds_a_run_that_grades(evaluated: tuple[EvalLog, Path, Scripte
     assert report.verdicts == {"PASS": 2 * len(default_schedules(get_task("daily_revenue")))}
 
 
-def test_import_refuses_an_unfinished_log(evaluated: tuple[EvalLog, Path, Scripted], tmp_path: Path) -> None:
+def test_import_refuses_an_unfinished_log(
+    evaluated: tuple[EvalLog, Path, Scripted], tmp_path: Path
+) -> None:
     log, _, _ = evaluated
     broken = tmp_path / "logs" / "broken.eval"
     broken.parent.mkdir()
@@ -233,7 +282,9 @@ def test_import_refuses_an_unfinished_log(evaluated: tuple[EvalLog, Path, Script
     assert not (tmp_path / "run" / "manifest.json").exists()
 
 
-def test_import_refuses_a_cell_in_two_logs(evaluated: tuple[EvalLog, Path, Scripted], tmp_path: Path) -> None:
+def test_import_refuses_a_cell_in_two_logs(
+    evaluated: tuple[EvalLog, Path, Scripted], tmp_path: Path
+) -> None:
     _, log_dir, _ = evaluated
     [original] = [p for p in log_dir.iterdir() if p.suffix == ".eval"]
     twice = tmp_path / "twice"
@@ -245,12 +296,18 @@ def test_import_refuses_a_cell_in_two_logs(evaluated: tuple[EvalLog, Path, Scrip
 
 
 def test_cli_import_inspect_errors_in_one_line(tmp_path: Path) -> None:
-    command = [str(SCRIPT_CLI)] if SCRIPT_CLI.exists() else [sys.executable, "-m", "arrivalbench.cli"]
+    command = (
+        [str(SCRIPT_CLI)] if SCRIPT_CLI.exists() else [sys.executable, "-m", "arrivalbench.cli"]
+    )
     empty = tmp_path / "empty"
     empty.mkdir()
-    done = subprocess.run([*command, "import-inspect", str(empty), "--out", str(tmp_path / "run")],
-                          capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "NO_COLOR": "1", "COLUMNS": "300"})
+    done = subprocess.run(
+        [*command, "import-inspect", str(empty), "--out", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "300"},
+    )
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0
     assert "no Inspect logs" in done.stderr
@@ -266,8 +323,10 @@ def test_entry_point_names_the_package() -> None:
 
 
 def test_core_modules_do_not_import_inspect() -> None:
-    code = ("import sys, arrivalbench, arrivalbench.cli, arrivalbench.agent.generate, arrivalbench.agent.loop; "
-            "print('inspect_ai' in sys.modules)")
+    code = (
+        "import sys, arrivalbench, arrivalbench.cli, arrivalbench.agent.generate, arrivalbench.agent.loop; "
+        "print('inspect_ai' in sys.modules)"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"

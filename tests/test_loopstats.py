@@ -13,8 +13,18 @@ HAZARDS = ("late_arrival", "duplicate_delivery")
 def cell(arm: str, task: str, sample: int, turns: tuple[str, ...], **verdicts: str) -> CellOutcome:
     final = turns[-1] if turns else "PASS"
     graded = {"snapshot": final, **dict.fromkeys(HAZARDS, "PASS"), **verdicts}
-    return CellOutcome(arm=arm, task=task, sample=sample, scenario="s", hazards=HAZARDS, verdicts=graded,
-                       error_classes={}, artifact=True, no_artifact_reason=None, snapshot_by_turn=turns)
+    return CellOutcome(
+        arm=arm,
+        task=task,
+        sample=sample,
+        scenario="s",
+        hazards=HAZARDS,
+        verdicts=graded,
+        error_classes={},
+        artifact=True,
+        no_artifact_reason=None,
+        snapshot_by_turn=turns,
+    )
 
 
 IMMEDIATE, REPAIRED = ("PASS",), ("FAIL", "PASS")
@@ -41,7 +51,9 @@ def test_pooled_and_within_stratum_differences_by_hand() -> None:
     assert effect.pooled.value == pytest.approx(0.75)
     # within task t only: 2/2 - 1/2
     assert effect.strata == 1 and effect.within.value == pytest.approx(0.5)
-    assert effect.within.low == effect.within.high == pytest.approx(0.5)  # one stratum, every draw the same
+    assert (
+        effect.within.low == effect.within.high == pytest.approx(0.5)
+    )  # one stratum, every draw the same
 
 
 def test_all_arms_row_and_task_difficulty_cancelling_within_strata() -> None:
@@ -65,13 +77,24 @@ def test_all_arms_row_and_task_difficulty_cancelling_within_strata() -> None:
 
 def test_no_generated_cells_gives_nothing_and_one_kind_gives_no_difference() -> None:
     assert repair_effect([cell("a", "t", 0, ())]) == []
-    (effect,) = repair_effect([cell("a", "t", 0, IMMEDIATE), cell("a", "t", 1, IMMEDIATE)], resamples=100)
+    (effect,) = repair_effect(
+        [cell("a", "t", 0, IMMEDIATE), cell("a", "t", 1, IMMEDIATE)], resamples=100
+    )
     assert effect.pooled.value is None and effect.within.value is None and effect.strata == 0
     assert effect.pooled.format(signed=True) == "—"
 
 
 def test_the_same_seed_gives_the_same_interval() -> None:
-    found = [cell("a", t, i, REPAIRED if i % 2 else IMMEDIATE, late_arrival="FAIL" if i % 3 == 0 else "PASS")
-             for t in ("t1", "t2", "t3", "t4") for i in range(4)]
+    found = [
+        cell(
+            "a",
+            t,
+            i,
+            REPAIRED if i % 2 else IMMEDIATE,
+            late_arrival="FAIL" if i % 3 == 0 else "PASS",
+        )
+        for t in ("t1", "t2", "t3", "t4")
+        for i in range(4)
+    ]
     first, second = repair_effect(found, resamples=300), repair_effect(found, resamples=300)
     assert first == second

@@ -307,10 +307,16 @@ def test_repaired_cells_against_cells_that_passed_at_once(report):
     # m-unhinted (r1): 9 cells end on a snapshot PASS; daily_revenue s1 needed a repair and FAILs
     # duplicate_delivery; of the 8 that passed at once, net_revenue s0 (crash) and store_max_order s0 fail.
     m = read_csv(report, "repair_effect")["m-unhinted (r1)"]
-    assert (m["passed at once: failing"], m["repaired: failing"]) == ("2/8 = 25.0%", "1/1 = 100.0% (≥0.0%)")
+    assert (m["passed at once: failing"], m["repaired: failing"]) == (
+        "2/8 = 25.0%",
+        "1/1 = 100.0% (≥0.0%)",
+    )
     assert m["difference pp [95% CI]"].startswith("+75.0pp [")
     # one (arm, task) stratum holds both kinds: daily_revenue, 0/1 at once against 1/1 repaired
-    assert (m["strata with both"], m["within arm and task pp [95% CI]"]) == ("1", "+100.0pp [+100.0, +100.0]")
+    assert (m["strata with both"], m["within arm and task pp [95% CI]"]) == (
+        "1",
+        "+100.0pp [+100.0, +100.0]",
+    )
     assert read_csv(report, "repair_effect")["all arms"]["strata with both"] == "2"
 
 

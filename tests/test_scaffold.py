@@ -62,15 +62,25 @@ def test_modify_and_repair_write_existing_sql(tmp_path, mode):
 
 @pytest.mark.slow
 def test_modify_scaffold_is_admitted(tmp_path, grader):
-    result = gate_task(load_task(new_task("events_modify", mode="modify", suite_dir=tmp_path)), grader)
+    result = gate_task(
+        load_task(new_task("events_modify", mode="modify", suite_dir=tmp_path)), grader
+    )
     assert [str(v) for v in result.violations] == []
 
 
 REFUSALS = {
     # case: (arguments, error class, phrase in the message)
     "existing name": ({"name": "taken"}, UsageError, "already exists; choose another name"),
-    "bad name": ({"name": "Bad-Name"}, UsageError, "use lower-case letters, digits and underscores"),
-    "bad mode": ({"name": "fresh", "mode": "rewrite"}, UsageError, "expected create, modify or repair"),
+    "bad name": (
+        {"name": "Bad-Name"},
+        UsageError,
+        "use lower-case letters, digits and underscores",
+    ),
+    "bad mode": (
+        {"name": "fresh", "mode": "rewrite"},
+        UsageError,
+        "expected create, modify or repair",
+    ),
     "unknown generator": (
         {"name": "fresh", "generator": "salez"},
         UnknownNameError,

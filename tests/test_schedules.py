@@ -443,7 +443,9 @@ def test_crash_points_are_always_between_statements(data, of: int, n_statements:
 
 @settings(max_examples=50, deadline=None)
 @given(of=st.integers(1, 8), n_statements=st.integers(2, 60))
-def test_regression_long_scripts_have_every_statement_boundary_crashed(of: int, n_statements: int) -> None:
+def test_regression_long_scripts_have_every_statement_boundary_crashed(
+    of: int, n_statements: int
+) -> None:
     """A script longer than the crash count used to be crashed at a few spread points only, so a
     non-atomic step between two unlucky statements was never interrupted."""
     per_slot = [Crash(slot, of).statements(n_statements) for slot in range(of)]

@@ -697,10 +697,12 @@ def test_replication_of_a_pass_metric_fails_on_zero():
         replication(run_a, run_b, "x")
 
 
-
-
 def test_bound_of_three_at_zero_and_one_only():
     assert bound_of_three(0.0, 40) == pytest.approx(0.075)
     assert bound_of_three(1.0, 40) == pytest.approx(0.925)
     assert bound_of_three(0.5, 40) is None and bound_of_three(None, 40) is None
-    assert (bound_of_three(0.0, 2), bound_of_three(1.0, 2), bound_of_three(0.0, 0)) == (1.0, 0.0, None)
+    assert (bound_of_three(0.0, 2), bound_of_three(1.0, 2), bound_of_three(0.0, 0)) == (
+        1.0,
+        0.0,
+        None,
+    )

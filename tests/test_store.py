@@ -15,10 +15,20 @@ from arrivalbench.store import Cell, RunDir, RunStoreError, sha256_text, verdict
 def make_run(path: Path, cells: list[Cell] | None = None) -> RunDir:
     script = "SELECT 1;\n"
     sha = sha256_text(script)
-    cells = cells or [Cell("gold", "daily_revenue", 0, artifact_sha256=sha), Cell("m", "daily_revenue", 1, no_artifact_reason="refusal")]
+    cells = cells or [
+        Cell("gold", "daily_revenue", 0, artifact_sha256=sha),
+        Cell("m", "daily_revenue", 1, no_artifact_reason="refusal"),
+    ]
     return RunDir.create(
-        path, suite_hash="abc", task_hashes={}, base_seed=7, engine="duckdb", engine_version="x",
-        config={"schedules": None}, cells=cells, artifacts={sha: script},
+        path,
+        suite_hash="abc",
+        task_hashes={},
+        base_seed=7,
+        engine="duckdb",
+        engine_version="x",
+        config={"schedules": None},
+        cells=cells,
+        artifacts={sha: script},
     )
 
 
@@ -29,7 +39,9 @@ def entry(verdict: str = "PASS") -> dict:
 def test_create_writes_manifest_cells_and_artifacts(tmp_path: Path) -> None:
     run = make_run(tmp_path / "run")
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
-    assert manifest["base_seed"] == 7 and manifest["arms"] == ["gold", "m"] and manifest["format"] == 1
+    assert (
+        manifest["base_seed"] == 7 and manifest["arms"] == ["gold", "m"] and manifest["format"] == 1
+    )
     cells = run.cells()
     assert [c.key for c in cells] == [("gold", "daily_revenue", 0), ("m", "daily_revenue", 1)]
     assert cells[1].artifact_sha256 is None and cells[1].no_artifact_reason == "refusal"
@@ -75,8 +87,17 @@ def test_journal_rows_are_read_and_folded_without_duplicates(tmp_path: Path) -> 
     run = make_run(tmp_path / "run")
     cell = run.cells()[0]
     rows = [verdict_row(cell, s, 7, entry()) for s in ("snapshot", "backfill")]
-    timings = [{"arm": "gold", "task": "daily_revenue", "sample": 0, "schedule": s, "wall_seconds": 0.1,
-                "statement_seconds": 0.05} for s in ("snapshot", "backfill")]
+    timings = [
+        {
+            "arm": "gold",
+            "task": "daily_revenue",
+            "sample": 0,
+            "schedule": s,
+            "wall_seconds": 0.1,
+            "statement_seconds": 0.05,
+        }
+        for s in ("snapshot", "backfill")
+    ]
     run.append(rows, timings)
     run.append(rows[:1], timings[:1])  # a unit graded again after a kill: the first row stands
     assert run.verdicts().num_rows == 2
@@ -84,15 +105,28 @@ def test_journal_rows_are_read_and_folded_without_duplicates(tmp_path: Path) -> 
     assert not run.journal_path.exists()
     table = pq.read_table(run.path / "verdicts.parquet")
     assert table.column("schedule").to_pylist() == ["backfill", "snapshot"]
-    assert run.done() == {("gold", "daily_revenue", 0, "backfill"), ("gold", "daily_revenue", 0, "snapshot")}
+    assert run.done() == {
+        ("gold", "daily_revenue", 0, "backfill"),
+        ("gold", "daily_revenue", 0, "snapshot"),
+    }
 
 
 def test_torn_last_journal_line_is_ignored(tmp_path: Path) -> None:
     run = make_run(tmp_path / "run")
     cell = run.cells()[0]
-    run.append([verdict_row(cell, "snapshot", 7, entry())],
-               [{"arm": "gold", "task": "daily_revenue", "sample": 0, "schedule": "snapshot", "wall_seconds": 0.0,
-                 "statement_seconds": 0.0}])
+    run.append(
+        [verdict_row(cell, "snapshot", 7, entry())],
+        [
+            {
+                "arm": "gold",
+                "task": "daily_revenue",
+                "sample": 0,
+                "schedule": "snapshot",
+                "wall_seconds": 0.0,
+                "statement_seconds": 0.0,
+            }
+        ],
+    )
     with open(run.journal_path, "a") as handle:
         handle.write('{"verdict": {"arm": "gold"')  # killed mid-write
     assert run.verdicts().num_rows == 1
@@ -100,8 +134,11 @@ def test_torn_last_journal_line_is_ignored(tmp_path: Path) -> None:
 
 def test_verdict_row_keeps_the_canonical_record(tmp_path: Path) -> None:
     cell = Cell("gold", "daily_revenue", 0, artifact_sha256="a" * 64)
-    e = {"verdict": "FAIL", "diff": {"counts": {"changed": 3, "missing": 0}, "right_rows_share": 0.5},
-         "schedule_sha256": "b" * 64}
+    e = {
+        "verdict": "FAIL",
+        "diff": {"counts": {"changed": 3, "missing": 0}, "right_rows_share": 0.5},
+        "schedule_sha256": "b" * 64,
+    }
     row = verdict_row(cell, "late_arrival", 7, e)
     assert row["changed"] == 3 and row["missing"] == 0 and row["right_rows_share"] == 0.5
     assert json.loads(row["record"]) == e

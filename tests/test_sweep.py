@@ -34,7 +34,10 @@ def test_sweep_grades_every_cell_and_schedule(reference: pa.Table) -> None:
     assert {"gold", "controls", "naive_append"} <= arms
     gold = [r for r in reference.to_pylist() if r["arm"] == "gold"]
     assert {r["verdict"] for r in gold} == {"PASS"}
-    assert len({(r["arm"], r["sample"], r["schedule"]) for r in reference.to_pylist()}) == reference.num_rows
+    assert (
+        len({(r["arm"], r["sample"], r["schedule"]) for r in reference.to_pylist()})
+        == reference.num_rows
+    )
 
 
 def test_second_sweep_has_nothing_to_do(tmp_path: Path, reference: pa.Table) -> None:
@@ -45,13 +48,24 @@ def test_second_sweep_has_nothing_to_do(tmp_path: Path, reference: pa.Table) -> 
     assert run.verdicts().equals(reference)
 
 
-def test_resume_after_repeated_kills_matches_uninterrupted_sweep(tmp_path: Path, reference: pa.Table) -> None:
+def test_resume_after_repeated_kills_matches_uninterrupted_sweep(
+    tmp_path: Path, reference: pa.Table
+) -> None:
     run = make_corpus(tmp_path / "run", task_ids=[TASK])
-    command = [sys.executable, "-m", "arrivalbench.cli", "grade-run", str(run.path), "--workers", "1"]
+    command = [
+        sys.executable,
+        "-m",
+        "arrivalbench.cli",
+        "grade-run",
+        str(run.path),
+        "--workers",
+        "1",
+    ]
     chance = random.Random(20261130)
     for _ in range(4):
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
         time.sleep(chance.uniform(1.0, 4.0))
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
@@ -75,7 +89,9 @@ def test_regrade_verify_detects_a_planted_altered_verdict(tmp_path: Path) -> Non
     verdicts = table.column("verdict").to_pylist()
     i = verdicts.index("FAIL")
     verdicts[i] = "PASS"
-    altered = table.set_column(table.schema.get_field_index("verdict"), "verdict", pa.array(verdicts))
+    altered = table.set_column(
+        table.schema.get_field_index("verdict"), "verdict", pa.array(verdicts)
+    )
     pq.write_table(altered, run.path / "verdicts.parquet")
     mismatches = verify(run, workers=2)
     assert len(mismatches) == 1 and "differs in verdict" in mismatches[0]

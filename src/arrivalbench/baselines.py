@@ -43,7 +43,9 @@ def _watermark(source: SourceSpec) -> list[str]:
 
 def _batch_only(source: SourceSpec) -> list[str]:
     """No history at all: the target is rebuilt from the current delivery alone."""
-    return [f"CREATE OR REPLACE TEMP VIEW {source.name} AS SELECT * {_META} FROM {source.name}_batch"]
+    return [
+        f"CREATE OR REPLACE TEMP VIEW {source.name} AS SELECT * {_META} FROM {source.name}_batch"
+    ]
 
 
 @dataclass(frozen=True)
@@ -56,8 +58,14 @@ class Baseline:
 BASELINES: dict[str, Baseline] = {
     b.name: b
     for b in (
-        Baseline("naive_append", "append every delivered row to history, rebuild the target", _append),
-        Baseline("naive_watermark", "keep rows not older than the newest stored, rebuild the target", _watermark),
+        Baseline(
+            "naive_append", "append every delivered row to history, rebuild the target", _append
+        ),
+        Baseline(
+            "naive_watermark",
+            "keep rows not older than the newest stored, rebuild the target",
+            _watermark,
+        ),
         Baseline("batch_only", "rebuild the target from the current delivery only", _batch_only),
     )
 }

@@ -49,7 +49,9 @@ def read_pipeline(path: Path) -> str:
 @app.command()
 def tasks(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable list.")] = False,
-    show_hash: Annotated[bool, typer.Option("--hash", help="Print the suite's content hash.")] = False,
+    show_hash: Annotated[
+        bool, typer.Option("--hash", help="Print the suite's content hash.")
+    ] = False,
 ) -> None:
     """List the built-in tasks with mode, difficulty, scenario and declared hazards."""
     from arrivalbench.spec import load_suite, suite_hash
@@ -77,14 +79,21 @@ def tasks(
         table.add_column(col)
     for t in suite.values():
         table.add_row(
-            t.id, t.spec.mode, t.spec.difficulty, t.spec.scenario, ", ".join(t.spec.hazards), str(len(t.spec.controls))
+            t.id,
+            t.spec.mode,
+            t.spec.difficulty,
+            t.spec.scenario,
+            ", ".join(t.spec.hazards),
+            str(len(t.spec.controls)),
         )
     out.print(table)
 
 
 def _detail(entry: dict[str, Any]) -> str:
     if entry["verdict"] == "ERROR":
-        where = f"batch {entry['batch']}" + (f", statement {entry['statement']}" if entry["statement"] else "")
+        where = f"batch {entry['batch']}" + (
+            f", statement {entry['statement']}" if entry["statement"] else ""
+        )
         message = entry["message"].splitlines()[0] if entry["message"] else ""
         return f"{entry['error_class']} at {where}: {message[:160]}"
     if entry["verdict"] == "FAIL":
@@ -100,15 +109,24 @@ def grade(
     pipeline: Annotated[Path, typer.Option("--pipeline", "-p", help="The pipeline's SQL file.")],
     schedules: Annotated[
         str | None,
-        typer.Option(help="'all', or comma-separated schedule names; default: snapshot, benign, declared hazards."),
+        typer.Option(
+            help="'all', or comma-separated schedule names; default: snapshot, benign, declared hazards."
+        ),
     ] = None,
     seed: SeedOpt = DEFAULT_SEED,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the verdict record as JSON.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the verdict record as JSON.")
+    ] = False,
     schedule_file: Annotated[
-        Path | None, typer.Option(help="Replay one schedule from a file written by 'arrivalbench schedule'.")
+        Path | None,
+        typer.Option(help="Replay one schedule from a file written by 'arrivalbench schedule'."),
     ] = None,
-    statement_timeout: Annotated[float, typer.Option(help="Seconds per statement before it is interrupted.")] = 10.0,
-    memory_limit: Annotated[str, typer.Option(help="DuckDB memory limit per replay, e.g. 1GB.")] = "1GB",
+    statement_timeout: Annotated[
+        float, typer.Option(help="Seconds per statement before it is interrupted.")
+    ] = 10.0,
+    memory_limit: Annotated[
+        str, typer.Option(help="DuckDB memory limit per replay, e.g. 1GB.")
+    ] = "1GB",
 ) -> None:
     """Grade one pipeline of a task: PASS, FAIL or ERROR per schedule."""
     from arrivalbench.grade import Grader, dumps, replay_command
@@ -140,7 +158,11 @@ def grade(
     bad = [n for n, e in record["verdicts"].items() if e["verdict"] != "PASS"]
     if bad:
         out.print("Replay one of these with:", style="dim")
-        out.print("  " + replay_command(the_task.id, bad[0], seed, str(pipeline), limits), highlight=False, soft_wrap=True)
+        out.print(
+            "  " + replay_command(the_task.id, bad[0], seed, str(pipeline), limits),
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 @app.command()
@@ -148,7 +170,9 @@ def schedule(
     task: TaskOpt,
     schedule_name: Annotated[str, typer.Option("--schedule", "-s", help="Schedule name.")],
     seed: SeedOpt = DEFAULT_SEED,
-    out_path: Annotated[Path | None, typer.Option("--out", "-o", help="Write the JSON here (default: stdout).")] = None,
+    out_path: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write the JSON here (default: stdout).")
+    ] = None,
 ) -> None:
     """Build one schedule of a task and write it as JSON, to inspect or to replay with grade --schedule-file."""
     from arrivalbench.schedules import build_schedule, schedule_to_json
@@ -165,7 +189,9 @@ def schedule(
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(out_path)
     except OSError as exc:
-        raise PipelineInputError(f"{out_path}: cannot write the schedule ({exc.strerror}).") from None
+        raise PipelineInputError(
+            f"{out_path}: cannot write the schedule ({exc.strerror})."
+        ) from None
     err.print(
         f"wrote {out_path}: {len(built.deliveries)} deliveries, {built.delivered_rows()} rows, "
         f"perturbation {dict(built.perturbation)}",
@@ -175,10 +201,16 @@ def schedule(
 
 @app.command()
 def gate(
-    task_ids: Annotated[str | None, typer.Option("--tasks", help="Comma-separated task ids (default: all).")] = None,
+    task_ids: Annotated[
+        str | None, typer.Option("--tasks", help="Comma-separated task ids (default: all).")
+    ] = None,
     seed: SeedOpt = DEFAULT_SEED,
-    matrix: Annotated[bool, typer.Option("--matrix", help="Also print each task's verdict matrix.")] = False,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Tasks gated in parallel (default: one per core).")] = 0,
+    matrix: Annotated[
+        bool, typer.Option("--matrix", help="Also print each task's verdict matrix.")
+    ] = False,
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-j", help="Tasks gated in parallel (default: one per core).")
+    ] = 0,
 ) -> None:
     """Admissibility gate over the built-in suite; exits 1 when any task is rejected."""
     from arrivalbench.gate import TaskGate, gate_suite
@@ -186,11 +218,17 @@ def gate(
     from arrivalbench.spec import get_task, load_suite
 
     suite = load_suite()
-    chosen = [get_task(t.strip()) for t in task_ids.split(",")] if task_ids else list(suite.values())
+    chosen = (
+        [get_task(t.strip()) for t in task_ids.split(",")] if task_ids else list(suite.values())
+    )
     started = time.perf_counter()
 
     def report(result: TaskGate) -> None:
-        mark = "[green]admitted[/]" if result.admitted else f"[bold red]rejected ({len(result.violations)})[/]"
+        mark = (
+            "[green]admitted[/]"
+            if result.admitted
+            else f"[bold red]rejected ({len(result.violations)})[/]"
+        )
         spec = result.task.spec
         out.print(
             f"{mark} {spec.id} ({spec.mode}, {spec.difficulty}): "
@@ -205,7 +243,9 @@ def gate(
             for s in result.schedules:
                 table.add_column(REGISTRY[s].label)
             for artifact, verdicts in result.verdicts.items():
-                cells = [f"[{VERDICT_STYLE[verdicts[s]]}]{verdicts[s]}[/]" for s in result.schedules]
+                cells = [
+                    f"[{VERDICT_STYLE[verdicts[s]]}]{verdicts[s]}[/]" for s in result.schedules
+                ]
                 table.add_row(artifact.removeprefix("controls/").removesuffix(".sql"), *cells)
             out.print(table)
 
@@ -236,7 +276,9 @@ def new_task_command(
     name: Annotated[str, typer.Argument(help="Task id: lower-case letters, digits, underscores.")],
     mode: Annotated[str, typer.Option(help="create, modify or repair.")] = "create",
     generator: Annotated[str, typer.Option(help="Log generator kind.")] = "sales",
-    suite_dir: Annotated[Path | None, typer.Option(help="Suite folder (default: the built-in suite).")] = None,
+    suite_dir: Annotated[
+        Path | None, typer.Option(help="Suite folder (default: the built-in suite).")
+    ] = None,
 ) -> None:
     """Scaffold a working task folder to edit (see docs/task-authoring.md)."""
     from arrivalbench.scaffold import new_task
@@ -255,7 +297,9 @@ RunOpt = Annotated[Path, typer.Argument(help="A run directory.")]
 def make_corpus_command(
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="New run directory.")],
     seed: SeedOpt = DEFAULT_SEED,
-    task_ids: Annotated[str | None, typer.Option("--tasks", help="Comma-separated task ids (default: all).")] = None,
+    task_ids: Annotated[
+        str | None, typer.Option("--tasks", help="Comma-separated task ids (default: all).")
+    ] = None,
 ) -> None:
     """Build the reference corpus (gold, controls, naive baselines) as a run directory, ungraded."""
     from arrivalbench.corpus import make_corpus
@@ -268,20 +312,46 @@ def make_corpus_command(
             get_task(task_id)
     run = make_corpus(out_dir, seed=seed, task_ids=ids)
     cells = run.cells()
-    out.print(f"wrote {out_dir}: {len(cells)} cells in arms {', '.join(run.manifest['arms'])}", highlight=False)
+    out.print(
+        f"wrote {out_dir}: {len(cells)} cells in arms {', '.join(run.manifest['arms'])}",
+        highlight=False,
+    )
 
 
 @app.command()
 def generate(
-    model: Annotated[str, typer.Option("--model", "-m", help="replay:PATH, or an Inspect model such as openai/gpt-4o or openai-api/local/NAME.")],
-    out_dir: Annotated[Path, typer.Option("--out", "-o", help="Run directory to write (an interrupted one is resumed).")],
-    arm: Annotated[list[str], typer.Option("--arm", "-a", help="Prompt arm: unhinted, hint or arch (repeatable).")] = ["unhinted"],  # noqa: B006
-    k: Annotated[int, typer.Option("-k", help="Samples per task (sample 0 at temperature 0, the rest at 1).")] = 1,
-    task_ids: Annotated[str | None, typer.Option("--tasks", help="Comma-separated task ids (default: all).")] = None,
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            "-m",
+            help="replay:PATH, or an Inspect model such as openai/gpt-4o or openai-api/local/NAME.",
+        ),
+    ],
+    out_dir: Annotated[
+        Path,
+        typer.Option("--out", "-o", help="Run directory to write (an interrupted one is resumed)."),
+    ],
+    arm: Annotated[
+        list[str],
+        typer.Option("--arm", "-a", help="Prompt arm: unhinted, hint or arch (repeatable)."),
+    ] = ["unhinted"],  # noqa: B006
+    k: Annotated[
+        int, typer.Option("-k", help="Samples per task (sample 0 at temperature 0, the rest at 1).")
+    ] = 1,
+    task_ids: Annotated[
+        str | None, typer.Option("--tasks", help="Comma-separated task ids (default: all).")
+    ] = None,
     turns: Annotated[int, typer.Option("--turns", help="Repair-loop turns per cell.")] = 3,
-    concurrency: Annotated[int, typer.Option("--concurrency", "-c", help="Cells in flight at once.")] = 4,
-    max_retries: Annotated[int, typer.Option("--max-retries", help="Provider retries per model call.")] = 5,
-    timeout: Annotated[int, typer.Option("--timeout", help="Seconds per model call, retries included.")] = 600,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", "-c", help="Cells in flight at once.")
+    ] = 4,
+    max_retries: Annotated[
+        int, typer.Option("--max-retries", help="Provider retries per model call.")
+    ] = 5,
+    timeout: Annotated[
+        int, typer.Option("--timeout", help="Seconds per model call, retries included.")
+    ] = 600,
     seed: SeedOpt = DEFAULT_SEED,
 ) -> None:
     """Let a model write each task's pipeline (snapshot repair loop) and store the scripts as a run."""
@@ -289,19 +359,34 @@ def generate(
     from arrivalbench.agent.models import get_model
 
     ids = [t.strip() for t in task_ids.split(",") if t.strip()] if task_ids else None
-    run = run_generate(get_model(model, max_retries=max_retries, timeout=timeout), arms=arm, k=k, out=out_dir,
-                       task_ids=ids, turns=turns, seed=seed, concurrency=concurrency,
-                       log=lambda line: err.print(line, highlight=False))
+    run = run_generate(
+        get_model(model, max_retries=max_retries, timeout=timeout),
+        arms=arm,
+        k=k,
+        out=out_dir,
+        task_ids=ids,
+        turns=turns,
+        seed=seed,
+        concurrency=concurrency,
+        log=lambda line: err.print(line, highlight=False),
+    )
     cells = run.cells()
     missing = sum(c.artifact_sha256 is None for c in cells)
-    out.print(f"wrote {out_dir}: {len(cells)} cells ({missing} without a script); "
-              f"grade it with: arrivalbench grade-run {out_dir}", highlight=False)
+    out.print(
+        f"wrote {out_dir}: {len(cells)} cells ({missing} without a script); "
+        f"grade it with: arrivalbench grade-run {out_dir}",
+        highlight=False,
+    )
 
 
 @app.command("import-scripts")
 def import_scripts_command(
-    folder: Annotated[Path, typer.Argument(help="Folder of <task>.sql or <task>.<sample>.sql files.")],
-    arm: Annotated[str, typer.Option("--arm", "-a", help="Arm name for these scripts, e.g. human.")],
+    folder: Annotated[
+        Path, typer.Argument(help="Folder of <task>.sql or <task>.<sample>.sql files.")
+    ],
+    arm: Annotated[
+        str, typer.Option("--arm", "-a", help="Arm name for these scripts, e.g. human.")
+    ],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="New run directory.")],
     seed: SeedOpt = DEFAULT_SEED,
 ) -> None:
@@ -309,13 +394,21 @@ def import_scripts_command(
     from arrivalbench.agent.generate import import_scripts
 
     run = import_scripts(folder, arm=arm, out=out_dir, seed=seed)
-    out.print(f"wrote {out_dir}: {len(run.cells())} cells in arm {arm}; "
-              f"grade it with: arrivalbench grade-run {out_dir}", highlight=False)
+    out.print(
+        f"wrote {out_dir}: {len(run.cells())} cells in arm {arm}; "
+        f"grade it with: arrivalbench grade-run {out_dir}",
+        highlight=False,
+    )
 
 
 @app.command("import-inspect")
 def import_inspect_command(
-    log_dir: Annotated[Path, typer.Argument(help="Log folder (or one log file) of 'inspect eval arrivalbench/arrivalbench'.")],
+    log_dir: Annotated[
+        Path,
+        typer.Argument(
+            help="Log folder (or one log file) of 'inspect eval arrivalbench/arrivalbench'."
+        ),
+    ],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="New run directory.")],
 ) -> None:
     """Store finished Inspect logs of the arrivalbench task as a run, ready for grade-run."""
@@ -324,8 +417,11 @@ def import_inspect_command(
     run = import_inspect(log_dir, out_dir)
     cells = run.cells()
     missing = sum(c.artifact_sha256 is None for c in cells)
-    out.print(f"wrote {out_dir}: {len(cells)} cells in arms {', '.join(run.manifest['arms'])} "
-              f"({missing} without a script); grade it with: arrivalbench grade-run {out_dir}", highlight=False)
+    out.print(
+        f"wrote {out_dir}: {len(cells)} cells in arms {', '.join(run.manifest['arms'])} "
+        f"({missing} without a script); grade it with: arrivalbench grade-run {out_dir}",
+        highlight=False,
+    )
 
 
 def _summary_table(run: Any) -> Table:
@@ -341,16 +437,28 @@ def _summary_table(run: Any) -> Table:
         table.add_column(col, justify="right" if col not in ("arm",) else "left")
     pct = lambda x: "—" if x is None else f"{x:.1%}"  # noqa: E731
     for s in arm_summaries(cells, verdicts, tasks):
-        table.add_row(s.arm, str(s.tasks), str(s.cells), pct(s.snapshot_pass), gap[s.arm].format(), pct(s.error), pct(s.all_in))
+        table.add_row(
+            s.arm,
+            str(s.tasks),
+            str(s.cells),
+            pct(s.snapshot_pass),
+            gap[s.arm].format(),
+            pct(s.error),
+            pct(s.all_in),
+        )
     return table
 
 
 @app.command("grade-run")
 def grade_run(
     run_dir: RunOpt,
-    workers: Annotated[int, typer.Option("--workers", "-w", help="Parallel workers (default: one per core).")] = 0,
+    workers: Annotated[
+        int, typer.Option("--workers", "-w", help="Parallel workers (default: one per core).")
+    ] = 0,
     executor: Annotated[str, typer.Option(help="local or ray.")] = "local",
-    ray_address: Annotated[str | None, typer.Option(help="Ray cluster address (executor ray).")] = None,
+    ray_address: Annotated[
+        str | None, typer.Option(help="Ray cluster address (executor ray).")
+    ] = None,
 ) -> None:
     """Grade every ungraded (cell, schedule) of a run directory, resuming where a sweep stopped."""
     from collections import Counter
@@ -370,9 +478,16 @@ def grade_run(
     run = RunDir.open(run_dir)
     counts: Counter[str] = Counter()
     progress = Progress(
-        TextColumn("[bold]grading"), BarColumn(), MofNCompleteColumn(), TextColumn("cells"),
-        TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TimeRemainingColumn(),
-        TextColumn("{task.fields[verdicts]}"), console=err, transient=False,
+        TextColumn("[bold]grading"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("cells"),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[verdicts]}"),
+        console=err,
+        transient=False,
     )
     bar = progress.add_task("sweep", total=None, rate="", verdicts="")
     started = time.perf_counter()
@@ -388,16 +503,27 @@ def grade_run(
         progress.update(bar, advance=1, rate=f"{rate:.1f} cells/s", verdicts=shown)
 
     with progress:
-        report = sweep(run, workers=workers or None, executor=executor, ray_address=ray_address,
-                       on_result=arrived, on_plan=planned)
-    out.print(f"graded {report.units} cells ({report.rows} verdicts) in {report.seconds:.1f} s", highlight=False)
+        report = sweep(
+            run,
+            workers=workers or None,
+            executor=executor,
+            ray_address=ray_address,
+            on_result=arrived,
+            on_plan=planned,
+        )
+    out.print(
+        f"graded {report.units} cells ({report.rows} verdicts) in {report.seconds:.1f} s",
+        highlight=False,
+    )
     out.print(_summary_table(run))
 
 
 @app.command()
 def regrade(
     run_dir: RunOpt,
-    verify_rows: Annotated[bool, typer.Option("--verify", help="Compare re-graded rows with the stored ones.")] = True,
+    verify_rows: Annotated[
+        bool, typer.Option("--verify", help="Compare re-graded rows with the stored ones.")
+    ] = True,
     workers: Annotated[int, typer.Option("--workers", "-w")] = 0,
 ) -> None:
     """Re-execute every stored artifact into a scratch copy; exit 1 if any verdict row differs."""
@@ -425,17 +551,31 @@ def summary(run_dir: RunOpt) -> None:
 
 @app.command("report")
 def report_command(
-    run_dirs: Annotated[list[Path], typer.Argument(help="Graded run directories (several: compared and replicated).")],
-    out_dir: Annotated[Path, typer.Option("--out", "-o", help="Folder for report.md, report.html, tables/, figures/.")],
+    run_dirs: Annotated[
+        list[Path],
+        typer.Argument(help="Graded run directories (several: compared and replicated)."),
+    ],
+    out_dir: Annotated[
+        Path,
+        typer.Option("--out", "-o", help="Folder for report.md, report.html, tables/, figures/."),
+    ],
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples per interval.")] = 10_000,
-    unit: Annotated[str, typer.Option(help="Bootstrap resampling unit: task or scenario.")] = "task",
+    unit: Annotated[
+        str, typer.Option(help="Bootstrap resampling unit: task or scenario.")
+    ] = "task",
 ) -> None:
     """Write the report of graded runs: tables and figures as Markdown, one HTML page, CSV and LaTeX (read only)."""
     from arrivalbench.report import write_report
 
     files = write_report(run_dirs, out_dir, resamples=resamples, unit=unit)
-    out.print(f"wrote {files.html} (self-contained) and {files.markdown}", highlight=False, soft_wrap=True)
-    out.print(f"tables as CSV and LaTeX in {files.tables}, figures as PNG in {files.figures}", highlight=False, soft_wrap=True)
+    out.print(
+        f"wrote {files.html} (self-contained) and {files.markdown}", highlight=False, soft_wrap=True
+    )
+    out.print(
+        f"tables as CSV and LaTeX in {files.tables}, figures as PNG in {files.figures}",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def composition(results: list[Any]) -> str:

@@ -87,13 +87,17 @@ def _database() -> duckdb.DuckDBPyConnection:
     """One comparison database per process (opening one costs ~28 ms); each comparison is a session."""
     global _DATABASE
     if _DATABASE is None:
-        _DATABASE = duckdb.connect(":memory:", config={"threads": 1, "enable_external_access": False})
+        _DATABASE = duckdb.connect(
+            ":memory:", config={"threads": 1, "enable_external_access": False}
+        )
     return _DATABASE
 
 
 def _same_kind(a: pa.DataType, b: pa.DataType) -> bool:
-    return a == b or (pa.types.is_integer(a) and pa.types.is_integer(b)) or (
-        pa.types.is_decimal(a) and pa.types.is_decimal(b)
+    return (
+        a == b
+        or (pa.types.is_integer(a) and pa.types.is_integer(b))
+        or (pa.types.is_decimal(a) and pa.types.is_decimal(b))
     )
 
 
@@ -119,8 +123,13 @@ def compare(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> Compari
     """Compare the final target with the expected one; `equal` is the verdict, `diff` explains it."""
     schema = _schema_diff(actual, target)
     if schema is None and _identical(expected, actual, target):
-        diff = {"counts": dict.fromkeys(KINDS, 0), "examples": {}, "expected_rows": expected.num_rows,
-                "actual_rows": actual.num_rows, "right_rows_share": 1.0}
+        diff = {
+            "counts": dict.fromkeys(KINDS, 0),
+            "examples": {},
+            "expected_rows": expected.num_rows,
+            "actual_rows": actual.num_rows,
+            "right_rows_share": 1.0,
+        }
         return Comparison(True, diff)
     counts = dict.fromkeys(KINDS, 0)
     if schema is not None:
@@ -144,7 +153,10 @@ def compare(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> Compari
         con.register("actual_in", actual)
         con.execute(
             "CREATE TEMP TABLE a AS SELECT "
-            + ", ".join(f"TRY_CAST({_q(by_lower[c.lower()])} AS {t}) AS {_q(c)}" for c, t in target.columns.items())
+            + ", ".join(
+                f"TRY_CAST({_q(by_lower[c.lower()])} AS {t}) AS {_q(c)}"
+                for c, t in target.columns.items()
+            )
             + ", "
             + ", ".join(
                 f"({_q(by_lower[c.lower()])} IS NOT NULL AND TRY_CAST({_q(by_lower[c.lower()])} AS {t}) IS NULL)"
@@ -153,7 +165,9 @@ def compare(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> Compari
             )
             + " FROM actual_in"
         )
-        con.execute("CREATE TEMP TABLE e AS SELECT " + ", ".join(_q(c) for c in cols) + " FROM expected_in")
+        con.execute(
+            "CREATE TEMP TABLE e AS SELECT " + ", ".join(_q(c) for c in cols) + " FROM expected_in"
+        )
         key_list = ", ".join(_q(k) for k in keys)
         on = " AND ".join(f"ek.{_q(k)} IS NOT DISTINCT FROM ak.{_q(k)}" for k in keys)
         order = ", ".join(f"{_q(k)} ASC NULLS FIRST" for k in keys)
@@ -176,7 +190,10 @@ def compare(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> Compari
         def rows(sql: str) -> list[dict[str, object]]:
             result = con.execute(sql)
             names = [d[0] for d in result.description]
-            return [{n: jsonable(v) for n, v in zip(names, row, strict=True)} for row in result.fetchall()]
+            return [
+                {n: jsonable(v) for n, v in zip(names, row, strict=True)}
+                for row in result.fetchall()
+            ]
 
         def scalar(sql: str) -> int:
             return int(con.execute(sql).fetchone()[0] or 0)
@@ -208,7 +225,7 @@ def compare(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> Compari
             SELECT e.*, {match_all} AS __same
                    {"".join(f", {_matches(c, index[c], target)} AS __same_{index[c]}" for c in values)}
                    {"".join(f", a.{_q(c)} AS __actual_{index[c]}" for c in values)}
-            FROM e JOIN keys k ON {key_on('e', 'k')} JOIN a ON {key_on('a', 'k')}
+            FROM e JOIN keys k ON {key_on("e", "k")} JOIN a ON {key_on("a", "k")}
             WHERE k.n_expected = 1 AND k.n_actual = 1"""
         )
         changed = scalar("SELECT count(*) FROM pairs WHERE NOT __same")
@@ -236,7 +253,9 @@ def compare(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> Compari
         if scalar(f"SELECT count(*) FROM keys WHERE {multi}"):
             columns = ", ".join(f"x.{_q(c)}" for c in cols)
             bag = f"(SELECT {columns} FROM {{t}} x JOIN keys k ON {key_on('x', 'k')} WHERE {multi})"
-            differ = scalar(f"SELECT count(*) FROM ({bag.format(t='e')} EXCEPT ALL {bag.format(t='a')})")
+            differ = scalar(
+                f"SELECT count(*) FROM ({bag.format(t='e')} EXCEPT ALL {bag.format(t='a')})"
+            )
             same = scalar(f"SELECT sum(n_expected) FROM keys WHERE {multi}") - differ
             changed += differ
             right += same

@@ -23,9 +23,13 @@ def corpus_cells(task_ids: list[str] | None = None) -> tuple[list[Cell], dict[st
     def add(arm: str, task: str, sample: int, script: str) -> None:
         sha = sha256_text(script)
         artifacts[sha] = script
-        cells.append(Cell(arm=arm, task=task, sample=sample, artifact_sha256=sha, stop_reason="reference"))
+        cells.append(
+            Cell(arm=arm, task=task, sample=sample, artifact_sha256=sha, stop_reason="reference")
+        )
 
-    tasks = [get_task(t) for t in dict.fromkeys(task_ids)] if task_ids else list(load_suite().values())
+    tasks = (
+        [get_task(t) for t in dict.fromkeys(task_ids)] if task_ids else list(load_suite().values())
+    )
     for task in tasks:
         add("gold", task.id, 0, task.gold_sql)
         for i, control in enumerate(task.spec.controls):
@@ -37,9 +41,19 @@ def corpus_cells(task_ids: list[str] | None = None) -> tuple[list[Cell], dict[st
     return cells, artifacts
 
 
-def make_corpus(out: Path, seed: int = DEFAULT_SEED, limits: Limits | None = None,
-                task_ids: list[str] | None = None) -> RunDir:
+def make_corpus(
+    out: Path,
+    seed: int = DEFAULT_SEED,
+    limits: Limits | None = None,
+    task_ids: list[str] | None = None,
+) -> RunDir:
     limits = limits or Limits()
     cells, artifacts = corpus_cells(task_ids)
-    return create_suite_run(out, cells=cells, artifacts=artifacts, seed=seed, limits=limits,
-                            config={"corpus": "reference"})
+    return create_suite_run(
+        out,
+        cells=cells,
+        artifacts=artifacts,
+        seed=seed,
+        limits=limits,
+        config={"corpus": "reference"},
+    )

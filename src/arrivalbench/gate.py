@@ -75,13 +75,20 @@ def gate_task(task: Task, grader: Grader) -> TaskGate:
         result.violations.append(Violation(task.id, artifact, schedule, message))
 
     for leak in scan(task.spec.description):
-        violate(f"description line {leak.line} uses hazard vocabulary '{leak.term}': {leak.context!r}")
+        violate(
+            f"description line {leak.line} uses hazard vocabulary '{leak.term}': {leak.context!r}"
+        )
     if not task.spec.controls:
-        violate("has no negative control; add at least one under controls/ and declare what it fails")
+        violate(
+            "has no negative control; add at least one under controls/ and declare what it fails"
+        )
     for hazard in task.spec.hazards:
         schedule, _ = grader.schedule(task, hazard)
         if not schedule.bites():
-            violate(f"declared hazard does not perturb delivery ({dict(schedule.perturbation)})", schedule=hazard)
+            violate(
+                f"declared hazard does not perturb delivery ({dict(schedule.perturbation)})",
+                schedule=hazard,
+            )
 
     for seed_offset in range(ORACLE_SEEDS):
         seed = grader.seed + seed_offset
@@ -108,20 +115,33 @@ def gate_task(task: Task, grader: Grader) -> TaskGate:
             verdict = entry["verdict"]
             if schedule_name in fails:
                 if verdict == "ERROR":
-                    violate(f"must fail silently but raised: {_describe(entry)}", name, schedule_name)
+                    violate(
+                        f"must fail silently but raised: {_describe(entry)}", name, schedule_name
+                    )
                 elif verdict == "PASS":
-                    violate("declared to fail but passes; drop it from 'fails' or fix the control", name, schedule_name)
+                    violate(
+                        "declared to fail but passes; drop it from 'fails' or fix the control",
+                        name,
+                        schedule_name,
+                    )
             elif verdict != "PASS":
                 role = "gold" if name == GOLD else "control"
                 kind = "benign control" if schedule_name in BENIGN else "schedule"
                 hint = "" if name == GOLD else " (declare it in 'fails' if intended)"
-                violate(f"{role} must pass this {kind}: {_describe(entry)}{hint}", name, schedule_name)
+                violate(
+                    f"{role} must pass this {kind}: {_describe(entry)}{hint}", name, schedule_name
+                )
 
     if task.existing_sql is not None and task.spec.mode in ("modify", "repair"):
         try:
-            record, _ = grader.grade(task, task.existing_sql, ["snapshot"], where=str(task.folder / "existing.sql"))
+            record, _ = grader.grade(
+                task, task.existing_sql, ["snapshot"], where=str(task.folder / "existing.sql")
+            )
             if record["verdicts"]["snapshot"]["verdict"] == "PASS":
-                violate(f"the existing pipeline already passes the snapshot: nothing to {task.spec.mode}", "existing.sql")
+                violate(
+                    f"the existing pipeline already passes the snapshot: nothing to {task.spec.mode}",
+                    "existing.sql",
+                )
         except ArrivalBenchError as exc:
             violate(str(exc), artifact="existing.sql")
 
@@ -135,10 +155,14 @@ def gate_task(task: Task, grader: Grader) -> TaskGate:
             violate(str(exc), artifact=f"baseline:{baseline}")
             continue
         records[f"baseline:{baseline}"] = record["verdicts"]
-        result.verdicts[f"baseline:{baseline}"] = {s: v["verdict"] for s, v in record["verdicts"].items()}
+        result.verdicts[f"baseline:{baseline}"] = {
+            s: v["verdict"] for s, v in record["verdicts"].items()
+        }
     for hazard in task.spec.hazards:
         result.sensitive[hazard] = [
-            name for name, verdicts in records.items() if name != GOLD and _changed(verdicts, hazard)
+            name
+            for name, verdicts in records.items()
+            if name != GOLD and _changed(verdicts, hazard)
         ]
         if not result.sensitive[hazard]:
             violate(

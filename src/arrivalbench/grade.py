@@ -46,18 +46,28 @@ def dumps(record: dict[str, Any]) -> str:
     return json.dumps(record, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
-def split_script(engine: Engine, script: str, where: str, empty_is_error: bool = False) -> list[Statement] | RunError:
+def split_script(
+    engine: Engine, script: str, where: str, empty_is_error: bool = False
+) -> list[Statement] | RunError:
     """Statements of a script; a parse error is the pipeline's ERROR, an empty script is bad input
     (or, with `empty_is_error`, for a stored artifact that must get verdicts, an ERROR too)."""
     try:
         statements = engine.split(script)
     except Exception as exc:  # the engine's parser rejects the script: the artifact is broken
-        return RunError("sql_error", 1, None, str(exc))  # which statement is unknown; the message says where
+        return RunError(
+            "sql_error", 1, None, str(exc)
+        )  # which statement is unknown; the message says where
     if not statements:
-        what = "is empty" if not script.strip() else "contains only comments or semicolons, no SQL statement"
+        what = (
+            "is empty"
+            if not script.strip()
+            else "contains only comments or semicolons, no SQL statement"
+        )
         if empty_is_error:
             return RunError("sql_error", 1, None, f"the pipeline {what}")
-        raise PipelineInputError(f"{where}: the pipeline {what}; give a file with at least one SQL statement.")
+        raise PipelineInputError(
+            f"{where}: the pipeline {what}; give a file with at least one SQL statement."
+        )
     return statements
 
 
@@ -69,7 +79,9 @@ class Grader:
     limits: Limits = field(default_factory=Limits)
     engine_name: str = "duckdb"
     _sandbox: Sandbox = field(default_factory=Sandbox, init=False, repr=False)
-    _oracles: dict[tuple[str, str, int], pa.Table] = field(default_factory=dict, init=False, repr=False)
+    _oracles: dict[tuple[str, str, int], pa.Table] = field(
+        default_factory=dict, init=False, repr=False
+    )
     _schedules: dict[tuple[str, str, int], tuple[Schedule, Log]] = field(
         default_factory=dict, init=False, repr=False
     )
@@ -120,8 +132,13 @@ class Grader:
                 entry, statement_seconds = _error(refused), 0.0
             else:
                 assert not isinstance(parsed, RunError)
-                job = ReplayJob(task=task, schedule=schedule, statements=parsed, limits=self.limits,
-                                engine=self.engine_name)
+                job = ReplayJob(
+                    task=task,
+                    schedule=schedule,
+                    statements=parsed,
+                    limits=self.limits,
+                    engine=self.engine_name,
+                )
                 result = self._sandbox.run(job)
                 statement_seconds = result.statement_seconds
                 if result.error is not None:
@@ -129,7 +146,11 @@ class Grader:
                 else:
                     assert result.target is not None
                     comparison = compare(self.oracle(task, log), result.target, task.spec.target)
-                    entry = {"verdict": "PASS"} if comparison.equal else {"verdict": "FAIL", "diff": comparison.diff}
+                    entry = (
+                        {"verdict": "PASS"}
+                        if comparison.equal
+                        else {"verdict": "FAIL", "diff": comparison.diff}
+                    )
             entry["schedule_sha256"] = schedule_sha256(schedule, log)
             verdicts[name] = entry
             timings[name] = {
@@ -162,7 +183,11 @@ def _error(error: RunError) -> dict[str, Any]:
 
 
 def replay_command(
-    task_id: str, schedule: str, seed: int, pipeline: str = "PIPELINE.sql", limits: Limits | None = None
+    task_id: str,
+    schedule: str,
+    seed: int,
+    pipeline: str = "PIPELINE.sql",
+    limits: Limits | None = None,
 ) -> str:
     """The exact command that replays one verdict, limits included when they are not the defaults."""
     command = f"arrivalbench grade --task {task_id} --pipeline {pipeline} --schedules {schedule} --seed {seed}"

@@ -58,7 +58,9 @@ class Log:
         tables = list(self.tables.values())
         ids = np.concatenate([t.column("event_id").to_numpy() for t in tables])
         ts = np.concatenate([t.column("ts_event").cast(pa.int64()).to_numpy() for t in tables])
-        source = np.concatenate([np.full(t.num_rows, i, dtype=np.int64) for i, t in enumerate(tables)])
+        source = np.concatenate(
+            [np.full(t.num_rows, i, dtype=np.int64) for i, t in enumerate(tables)]
+        )
         row = np.concatenate([np.arange(t.num_rows, dtype=np.int64) for t in tables])
         order = np.lexsort((ids, ts)) if len(tables) > 1 else np.arange(len(ids))
         return Spine(source=source[order], row=row[order], event_id=ids[order], ts=ts[order])
@@ -85,7 +87,9 @@ class Log:
         for i, (spec, table) in enumerate(zip(self.sources, self.tables.values(), strict=True)):
             if spec.entity_key:
                 mine = spine.source == i
-                values = table.column(spec.entity_key).to_numpy(zero_copy_only=False).astype(np.int64)
+                values = (
+                    table.column(spec.entity_key).to_numpy(zero_copy_only=False).astype(np.int64)
+                )
                 keys[mine] = values[spine.row[mine]] + i * ENTITY_BLOCK
         return keys
 

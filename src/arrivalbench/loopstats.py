@@ -56,7 +56,9 @@ def _kind(o: CellOutcome) -> tuple[bool, bool] | None:
     return o.snapshot_by_turn[0] != "PASS", failing
 
 
-def _effect(arm: str, cells: list[tuple[str, str, bool, bool]], resamples: int, seed: int) -> RepairEffect:
+def _effect(
+    arm: str, cells: list[tuple[str, str, bool, bool]], resamples: int, seed: int
+) -> RepairEffect:
     """cells: (arm, task, repaired, failing)."""
     tasks = sorted({task for _, task, _, _ in cells})
     index = {t: i for i, t in enumerate(tasks)}
@@ -80,7 +82,11 @@ def _effect(arm: str, cells: list[tuple[str, str, bool, bool]], resamples: int, 
             low, high = percentile_interval(f[:, 1] / n[:, 1] - f[:, 0] / n[:, 0])
             pooled = Estimate(value=float(value), low=low, high=high, tasks=len(tasks))
 
-        both = {key: (float(np.mean(r)) - float(np.mean(i))) for key, (i, r) in strata.items() if i and r}
+        both = {
+            key: (float(np.mean(r)) - float(np.mean(i)))
+            for key, (i, r) in strata.items()
+            if i and r
+        }
         sums, sizes = np.zeros(len(tasks)), np.zeros(len(tasks))
         for (_, task), difference in both.items():
             sums[index[task]] += difference
@@ -88,8 +94,12 @@ def _effect(arm: str, cells: list[tuple[str, str, bool, bool]], resamples: int, 
         within = Estimate(value=None, low=None, high=None, tasks=int((sizes > 0).sum()))
         if both and draws is not None:
             low, high = percentile_interval(sums[draws].sum(axis=1) / sizes[draws].sum(axis=1))
-            within = Estimate(value=float(np.mean(list(both.values()))), low=low, high=high,
-                              tasks=int((sizes > 0).sum()))
+            within = Estimate(
+                value=float(np.mean(list(both.values()))),
+                low=low,
+                high=high,
+                tasks=int((sizes > 0).sum()),
+            )
     return RepairEffect(
         arm=arm,
         immediate_cells=int(count[:, 0].sum()),
@@ -102,8 +112,9 @@ def _effect(arm: str, cells: list[tuple[str, str, bool, bool]], resamples: int, 
     )
 
 
-def repair_effect(outcomes: Iterable[CellOutcome], *, resamples: int = 10_000,
-                  seed: int = DEFAULT_BOOTSTRAP_SEED) -> list[RepairEffect]:
+def repair_effect(
+    outcomes: Iterable[CellOutcome], *, resamples: int = 10_000, seed: int = DEFAULT_BOOTSTRAP_SEED
+) -> list[RepairEffect]:
     """Per arm with generated cells, then over all arms together (ALL), in that order."""
     cells = []
     for o in outcomes:

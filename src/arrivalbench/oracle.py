@@ -31,7 +31,9 @@ def conform(table: pa.Table, target: TargetSpec, where: str) -> pa.Table:
         try:
             arrays[column] = table.column(by_lower[column.lower()]).cast(arrow_type(type_name))
         except pa.ArrowInvalid as exc:
-            raise OracleError(f"{where}: column {column} does not cast to {type_name} ({exc}).") from None
+            raise OracleError(
+                f"{where}: column {column} does not cast to {type_name} ({exc})."
+            ) from None
     return pa.table(arrays)
 
 
@@ -41,7 +43,9 @@ def compute_oracle(task: Task, log: Log, engine: Engine) -> pa.Table:
     try:
         result = engine.query(log.tables, task.oracle_sql)
     except Exception as exc:
-        raise OracleError(f"{where}: the oracle query failed on the {log.kind} log: {exc}") from None
+        raise OracleError(
+            f"{where}: the oracle query failed on the {log.kind} log: {exc}"
+        ) from None
     return conform(result, task.spec.target, where)
 
 
@@ -58,7 +62,9 @@ def oracle_defects(task: Task, log: Log, engine: Engine, seed: int) -> list[str]
     keys = expected.select(task.spec.target.key)
     distinct = keys.group_by(task.spec.target.key).aggregate([]).num_rows
     if distinct != keys.num_rows:
-        defects.append(f"the oracle repeats a key of the target on the {log.kind} log (seed {seed})")
+        defects.append(
+            f"the oracle repeats a key of the target on the {log.kind} log (seed {seed})"
+        )
     r = rng("oracle-shuffle", task.id, seed)
     shuffled = {name: t.take(r.permutation(t.num_rows)) for name, t in log.tables.items()}
     first, *rest = log.sources
@@ -74,5 +80,7 @@ def oracle_defects(task: Task, log: Log, engine: Engine, seed: int) -> list[str]
     comparison = compare(expected, again, task.spec.target)
     if not comparison.equal:
         counts = {k: v for k, v in comparison.diff["counts"].items() if v}
-        defects.append(f"the oracle's result depends on row order (seed {seed}: {counts}); make its ties explicit")
+        defects.append(
+            f"the oracle's result depends on row order (seed {seed}: {counts}); make its ties explicit"
+        )
     return defects

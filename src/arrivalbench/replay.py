@@ -67,7 +67,9 @@ def delivery_tables(log: Log, delivery: Delivery, first_seq: int) -> dict[str, p
             table = table.append_column(column, pa.array(values, pa.string()))
         n = table.num_rows
         table = table.append_column("_arrival_seq", pa.array(seqs[positions]))
-        tables[name] = table.append_column("_batch_id", pa.array(np.full(n, delivery.batch_id, dtype=np.int64)))
+        tables[name] = table.append_column(
+            "_batch_id", pa.array(np.full(n, delivery.batch_id, dtype=np.int64))
+        )
     return tables
 
 
@@ -150,7 +152,9 @@ def replay(
                 try:
                     with guard.armed(session, limits.statement_timeout):
                         session.execute(statement.text)
-                except engine.errors as exc:  # the engine's error is the pipeline's verdict, not ours
+                except (
+                    engine.errors
+                ) as exc:  # the engine's error is the pipeline's verdict, not ours
                     error_class = engine.classify(exc)
                     message = str(exc)
                     if error_class == "timeout":
@@ -180,11 +184,18 @@ def replay(
         try:
             result = session.read_table(target)
         except engine.errors as exc:  # e.g. a target view over a table that no longer exists
-            return ReplayResult(None, RunError(engine.classify(exc), last, None, str(exc)), spent, ran)
+            return ReplayResult(
+                None, RunError(engine.classify(exc), last, None, str(exc)), spent, ran
+            )
         finally:
             session.close()
         if result is None:
-            error = RunError("missing_target", last, None, f"table '{target}' does not exist after the last batch")
+            error = RunError(
+                "missing_target",
+                last,
+                None,
+                f"table '{target}' does not exist after the last batch",
+            )
             return ReplayResult(None, error, spent, ran)
         return ReplayResult(result, None, spent, ran)
     finally:

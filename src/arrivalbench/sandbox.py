@@ -125,20 +125,32 @@ class Sandbox:
         conn.send(job)
         batch, stmt = None, None
         while True:
-            patience = STARTUP_SECONDS if batch is None else job.limits.statement_timeout + KILL_GRACE_SECONDS
+            patience = (
+                STARTUP_SECONDS
+                if batch is None
+                else job.limits.statement_timeout + KILL_GRACE_SECONDS
+            )
             try:
                 ready = conn.poll(patience)
                 message = conn.recv() if ready else None
             except (EOFError, ConnectionError, OSError):
                 code = self._process.wait() if self._process else None
                 self._kill()
-                if batch is None:  # died before running any pipeline statement: not the pipeline's doing
-                    raise HarnessError(f"the replay worker died before the pipeline ran ({_death(code)})") from None
-                return ReplayResult(None, RunError("engine_crash", batch, stmt, _death(code)), 0.0, 0)
+                if (
+                    batch is None
+                ):  # died before running any pipeline statement: not the pipeline's doing
+                    raise HarnessError(
+                        f"the replay worker died before the pipeline ran ({_death(code)})"
+                    ) from None
+                return ReplayResult(
+                    None, RunError("engine_crash", batch, stmt, _death(code)), 0.0, 0
+                )
             if message is None:
                 self._kill()
                 if batch is None:
-                    raise HarnessError(f"the replay worker did not start a statement within {STARTUP_SECONDS:g} s")
+                    raise HarnessError(
+                        f"the replay worker did not start a statement within {STARTUP_SECONDS:g} s"
+                    )
                 error = RunError(
                     "timeout",
                     batch,

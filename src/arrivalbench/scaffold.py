@@ -105,17 +105,27 @@ GROUP BY ALL;
 """
 
 
-def new_task(name: str, mode: str = "create", generator: str = "sales", suite_dir: Path = SUITE_DIR) -> Path:
+def new_task(
+    name: str, mode: str = "create", generator: str = "sales", suite_dir: Path = SUITE_DIR
+) -> Path:
     """Write a working task folder and return its path; refuse to overwrite anything."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
-        raise UsageError(f"task name {name!r}: use lower-case letters, digits and underscores, starting with a letter.")
+        raise UsageError(
+            f"task name {name!r}: use lower-case letters, digits and underscores, starting with a letter."
+        )
     if mode not in ("create", "modify", "repair"):
         raise UsageError(f"mode {mode!r}: expected create, modify or repair.")
     get_generator(generator)
     folder = Path(suite_dir) / name
     if folder.exists():
         raise UsageError(f"{folder} already exists; choose another name or edit that task.")
-    values = {"name": name, "mode": mode, "generator": generator, "source": "events", "target": name}
+    values = {
+        "name": name,
+        "mode": mode,
+        "generator": generator,
+        "source": "events",
+        "target": name,
+    }
     files = {
         "task.yaml": TASK_YAML,
         "oracle.sql": ORACLE,

@@ -146,7 +146,11 @@ def late_arrival(log: Log, seed: int) -> Schedule:
     eligible = np.array([row for rows in base[:-1] for row in rows], dtype=np.int64)
     early = eligible[eligible < log.n // 2]
     deep_n = max(1, round(0.05 * len(eligible))) if len(early) else 0
-    deep = set(map(int, r.choice(early, size=min(deep_n, len(early)), replace=False))) if deep_n else set()
+    deep = (
+        set(map(int, r.choice(early, size=min(deep_n, len(early)), replace=False)))
+        if deep_n
+        else set()
+    )
     rest = np.array([row for row in eligible if row not in deep], dtype=np.int64)
     moderate_n = min(len(rest), max(1, round(0.15 * len(eligible)))) if len(rest) else 0
     moderate = r.choice(rest, size=moderate_n, replace=False) if moderate_n else []
@@ -195,7 +199,9 @@ def out_of_order(log: Log, seed: int) -> Schedule:
                 continue
             taken.update((older, newer))
             if batch_of[newer] < len(base) - 1 and r.random() < 0.5:
-                moved[older] = batch_of[newer] + 1  # the older update arrives a batch after the newer one
+                moved[older] = (
+                    batch_of[newer] + 1
+                )  # the older update arrives a batch after the newer one
             else:
                 moved[older] = batch_of[newer]
                 within_pairs.append((older, newer))
@@ -251,7 +257,9 @@ def duplicate_delivery(log: Log, seed: int) -> Schedule:
     for row in later:
         b = batch_of[row]
         if b == last:
-            batches[b].append(row)  # nothing later to redeliver into: a second copy in the same batch
+            batches[b].append(
+                row
+            )  # nothing later to redeliver into: a second copy in the same batch
         else:
             batches[min(last, b + int(r.integers(1, 3)))].append(row)
             cross += 1
@@ -260,7 +268,10 @@ def duplicate_delivery(log: Log, seed: int) -> Schedule:
         log,
         seed,
         batches,
-        perturbation={"within_batch_duplicates": len(within) + len(later) - cross, "cross_batch_duplicates": cross},
+        perturbation={
+            "within_batch_duplicates": len(within) + len(later) - cross,
+            "cross_batch_duplicates": cross,
+        },
     )
 
 
@@ -280,7 +291,12 @@ def crash_retry(log: Log, seed: int) -> Schedule:
         for b, rows in enumerate(base)
     )
     return _schedule(
-        "crash_retry", log, seed, base, deliveries=deliveries, perturbation={"crashed_batches": n_crash}
+        "crash_retry",
+        log,
+        seed,
+        base,
+        deliveries=deliveries,
+        perturbation={"crashed_batches": n_crash},
     )
 
 
@@ -294,7 +310,9 @@ def backfill(log: Log, seed: int) -> Schedule:
     chosen = int(r.choice(candidates))
     partition = [int(i) for i in np.flatnonzero(day == chosen)]
     n_withheld = max(1, round(0.3 * len(partition)))
-    withheld = set(map(int, r.choice(partition, size=min(n_withheld, len(partition) - 1 or 1), replace=False)))
+    withheld = set(
+        map(int, r.choice(partition, size=min(n_withheld, len(partition) - 1 or 1), replace=False))
+    )
     batch_of = {row: b for b, rows in enumerate(base) for row in rows}
     after = min(len(base) - 1, max(batch_of[row] for row in partition) + 2)
     batches = [[row for row in rows if row not in withheld] for rows in base]
@@ -305,7 +323,10 @@ def backfill(log: Log, seed: int) -> Schedule:
         log,
         seed,
         batches,
-        perturbation={"redelivered_events": len(partition) - len(withheld), "released_events": len(withheld)},
+        perturbation={
+            "redelivered_events": len(partition) - len(withheld),
+            "released_events": len(withheld),
+        },
     )
 
 
@@ -321,7 +342,9 @@ def schema_evolution(log: Log, seed: int) -> Schedule:
     if evolving:
         source, column, present = evolving
         first_row = int(np.flatnonzero(present)[0]) if present.any() else log.n
-        starts = next((b for b, rows in enumerate(base) if rows and rows[-1] >= first_row), len(base))
+        starts = next(
+            (b for b, rows in enumerate(base) if rows and rows[-1] >= first_row), len(base)
+        )
     else:
         starts = int(r.integers(len(base) // 2, len(base))) if len(base) > 1 else 0
     omit = (f"{source}.{column}",) if evolving else ()
@@ -335,7 +358,12 @@ def schema_evolution(log: Log, seed: int) -> Schedule:
         for b, rows in enumerate(base)
     )
     return _schedule(
-        "schema_evolution", log, seed, base, deliveries=deliveries, perturbation={"batches_before_column": starts}
+        "schema_evolution",
+        log,
+        seed,
+        base,
+        deliveries=deliveries,
+        perturbation={"batches_before_column": starts},
     )
 
 
@@ -355,7 +383,9 @@ REGISTRY: dict[str, ScheduleKind] = {
 }
 SCHEDULE_NAMES: tuple[str, ...] = tuple(REGISTRY)
 BENIGN: tuple[str, ...] = ("single_batch", "in_order_stream")
-assert set(HAZARDS) == {k.name for k in REGISTRY.values() if k.group in ("ordering", "idempotency", "schema")}
+assert set(HAZARDS) == {
+    k.name for k in REGISTRY.values() if k.group in ("ordering", "idempotency", "schema")
+}
 
 
 def get_kind(name: str) -> ScheduleKind:
@@ -396,7 +426,11 @@ def schedule_to_json(schedule: Schedule, log: Log) -> dict[str, object]:
         "name": schedule.name,
         "task": schedule.task_id,
         "seed": schedule.seed,
-        "log": {"kind": schedule.log_kind, "seed": schedule.log_seed, "fingerprint": schedule.log_fingerprint},
+        "log": {
+            "kind": schedule.log_kind,
+            "seed": schedule.log_seed,
+            "fingerprint": schedule.log_fingerprint,
+        },
         "source": schedule.source,
         "perturbation": dict(schedule.perturbation),
         "deliveries": [
@@ -412,7 +446,9 @@ def schedule_to_json(schedule: Schedule, log: Log) -> dict[str, object]:
     }
 
 
-def schedule_from_json(data: object, task: Task, where: str = "schedule file") -> tuple[Schedule, Log]:
+def schedule_from_json(
+    data: object, task: Task, where: str = "schedule file"
+) -> tuple[Schedule, Log]:
     """Rebuild a schedule (and its log) from schedule_to_json's output; refuse a file for another log."""
     try:
         if not isinstance(data, dict) or data.get("format") != SCHEDULE_FORMAT:
@@ -443,12 +479,16 @@ def schedule_from_json(data: object, task: Task, where: str = "schedule file") -
                 )
             crash = d.get("crash")
             if crash and not (0 <= int(crash["slot"]) < int(crash["of"])):
-                raise ScheduleError(f"{where}: batch {d.get('batch_id')}: crash needs 0 <= slot < of; found {crash}.")
+                raise ScheduleError(
+                    f"{where}: batch {d.get('batch_id')}: crash needs 0 <= slot < of; found {crash}."
+                )
         deliveries = tuple(
             Delivery(
                 batch_id=int(d["batch_id"]),
                 rows=tuple(position[int(e)] for e in d["event_ids"]),
-                crash=Crash(int(d["crash"]["slot"]), int(d["crash"]["of"])) if d.get("crash") else None,
+                crash=Crash(int(d["crash"]["slot"]), int(d["crash"]["of"]))
+                if d.get("crash")
+                else None,
                 omit_columns=tuple(d.get("omit_columns", ())),
                 add_synthetic=bool(d.get("add_synthetic", False)),
             )
@@ -484,7 +524,9 @@ def load_schedule_file(path: str, task: Task) -> tuple[Schedule, Log]:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ScheduleError(f"{path}: cannot read schedule file ({getattr(exc, 'strerror', None) or exc}).") from None
+        raise ScheduleError(
+            f"{path}: cannot read schedule file ({getattr(exc, 'strerror', None) or exc})."
+        ) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

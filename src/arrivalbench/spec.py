@@ -33,7 +33,12 @@ HAZARDS: tuple[str, ...] = (
     "schema_evolution",
 )
 Hazard = Literal[
-    "late_arrival", "out_of_order", "duplicate_delivery", "crash_retry", "backfill", "schema_evolution"
+    "late_arrival",
+    "out_of_order",
+    "duplicate_delivery",
+    "crash_retry",
+    "backfill",
+    "schema_evolution",
 ]
 Identifier = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
 
@@ -64,7 +69,8 @@ class SourceSpec(_Strict):
         default=None, description="column whose successive events change one entity's state"
     )
     evolving_column: str | None = Field(
-        default=None, description="payload column that is NULL early in the log and absent from early deliveries"
+        default=None,
+        description="payload column that is NULL early in the log and absent from early deliveries",
     )
 
     _types = field_validator("columns")(classmethod(lambda cls, v: _check_types(v)))
@@ -73,11 +79,15 @@ class SourceSpec(_Strict):
     def _required_columns(self) -> SourceSpec:
         for col, typ in (("event_id", "BIGINT"), ("ts_event", "TIMESTAMP")):
             if self.columns.get(col) != typ:
-                raise ValueError(f"source must have column {col} {typ}; found {self.columns.get(col)!r}")
+                raise ValueError(
+                    f"source must have column {col} {typ}; found {self.columns.get(col)!r}"
+                )
         for field in ("entity_key", "evolving_column"):
             col = getattr(self, field)
             if col is not None and col not in self.columns:
-                raise ValueError(f"{field} {col!r} is not a source column ({', '.join(self.columns)})")
+                raise ValueError(
+                    f"{field} {col!r} is not a source column ({', '.join(self.columns)})"
+                )
         return self
 
 
@@ -110,7 +120,9 @@ class TargetSpec(_Strict):
     def _key_and_tolerance(self) -> TargetSpec:
         for col in self.key:
             if col not in self.columns:
-                raise ValueError(f"key column {col!r} is not a target column ({', '.join(self.columns)})")
+                raise ValueError(
+                    f"key column {col!r} is not a target column ({', '.join(self.columns)})"
+                )
         for col in self.tolerance:
             if col not in self.columns:
                 raise ValueError(f"tolerance for unknown column {col!r}")
@@ -152,7 +164,9 @@ class TaskSpec(_Strict):
     def _one_source_is_a_list(cls, data: object) -> object:
         if isinstance(data, dict) and "source" in data:
             if "sources" in data:
-                raise ValueError("give either 'source' (one stream) or 'sources' (a list), not both")
+                raise ValueError(
+                    "give either 'source' (one stream) or 'sources' (a list), not both"
+                )
             data = {**data, "sources": [data["source"]]}
             del data["source"]
         return data
@@ -173,12 +187,16 @@ class TaskSpec(_Strict):
         if len(evolving) > 1:
             raise ValueError(f"at most one source may have an evolving_column; found {evolving}")
         if ("schema_evolution" in self.hazards) != bool(evolving):
-            raise ValueError("schema_evolution is declared exactly when a source sets evolving_column")
+            raise ValueError(
+                "schema_evolution is declared exactly when a source sets evolving_column"
+            )
         return self
 
     @field_validator("controls")
     @classmethod
-    def _controls_fail_declared_hazards(cls, controls: list[ControlSpec], info: ValidationInfo) -> list[ControlSpec]:
+    def _controls_fail_declared_hazards(
+        cls, controls: list[ControlSpec], info: ValidationInfo
+    ) -> list[ControlSpec]:
         declared = set(info.data.get("hazards") or ())
         for control in controls:
             undeclared = set(control.fails) - declared
@@ -208,7 +226,9 @@ class Task:
     @property
     def identity(self) -> str:
         """sha256 of the spec and oracle as loaded: a cache key that changes whenever the task does."""
-        return hashlib.sha256((self.spec.model_dump_json() + "\0" + self.oracle_sql).encode()).hexdigest()
+        return hashlib.sha256(
+            (self.spec.model_dump_json() + "\0" + self.oracle_sql).encode()
+        ).hexdigest()
 
     def content_hash(self) -> str:
         """sha256 over every file of the task folder, so a result can be tied to exact task content."""
@@ -218,7 +238,9 @@ class Task:
 def folder_hash(folder: Path) -> str:
     """sha256 over the relative paths and bytes of every file under a folder, in path order."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+    for path in sorted(
+        p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+    ):
         digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
@@ -255,16 +277,24 @@ def _format_validation(path: Path, error: ValidationError, single_source: bool) 
         if model is TaskSpec:
             known = sorted({*known, "source"} - {"sources"})
         close = difflib.get_close_matches(str(loc[-1]), known, n=1)
-        msg = f"unknown field; did you mean '{close[0]}'?" if close else f"unknown field; known: {', '.join(known)}"
+        msg = (
+            f"unknown field; did you mean '{close[0]}'?"
+            if close
+            else f"unknown field; known: {', '.join(known)}"
+        )
         msg = msg.replace("did you mean", "Did you mean")
     elif first["type"] == "missing":
-        return f"{path}: field '{where}' is required but missing{more}. Fix the task spec and rerun."
+        return (
+            f"{path}: field '{where}' is required but missing{more}. Fix the task spec and rerun."
+        )
     return f"{path}: field '{where}': {msg}; found {found_text}{more}. Fix the task spec and rerun."
 
 
 def _read_text(path: Path, what: str) -> str:
     if not path.is_file():
-        raise SpecError(f"{path}: missing {what}. Every task folder needs it (see docs/architecture.md).")
+        raise SpecError(
+            f"{path}: missing {what}. Every task folder needs it (see docs/architecture.md)."
+        )
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -283,15 +313,21 @@ def load_task(folder: Path) -> Task:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
-        raise SpecError(f"{spec_path}:{where} is not valid YAML ({getattr(exc, 'problem', exc)}).") from exc
+        raise SpecError(
+            f"{spec_path}:{where} is not valid YAML ({getattr(exc, 'problem', exc)})."
+        ) from exc
     if not isinstance(raw, dict):
-        raise SpecError(f"{spec_path}: expected a mapping of task fields, found {type(raw).__name__}.")
+        raise SpecError(
+            f"{spec_path}: expected a mapping of task fields, found {type(raw).__name__}."
+        )
     try:
         spec = TaskSpec.model_validate(raw)
     except ValidationError as exc:
-        raise SpecError(_format_validation(spec_path, exc, single_source='source' in raw)) from None
+        raise SpecError(_format_validation(spec_path, exc, single_source="source" in raw)) from None
     if spec.id != folder.name:
-        raise SpecError(f"{spec_path}: field 'id' is {spec.id!r} but the folder is {folder.name!r}; make them equal.")
+        raise SpecError(
+            f"{spec_path}: field 'id' is {spec.id!r} but the folder is {folder.name!r}; make them equal."
+        )
     for i, source in enumerate(spec.sources):
         try:
             validate_generator(source)

@@ -204,7 +204,11 @@ def _temporal_pass(schedule: str) -> Callable[[CellOutcome], float | None]:
     def temporal_pass(o: CellOutcome) -> float | None:
         # A hazard is judged on every cell with an artifact (DESIGN.md, section 4); the benign
         # controls, as in the paper's appendix, on the cells a snapshot grader would certify.
-        if not (benign or schedule in o.hazards) or not o.artifact or (benign and not o.snapshot_pass):
+        if (
+            not (benign or schedule in o.hazards)
+            or not o.artifact
+            or (benign and not o.snapshot_pass)
+        ):
             return None
         verdict = o.verdicts.get(schedule)
         return float(verdict == "PASS") if verdict in ("PASS", "FAIL") else None

@@ -136,7 +136,9 @@ def _read_parquet(path: Path, schema: pa.Schema) -> pa.Table:
         table = table.append_column(name, pa.nulls(table.num_rows, schema.field(name).type))
     missing = [f.name for f in schema if f.name not in table.column_names]
     if missing:
-        raise RunStoreError(f"{path}: missing columns {missing}; it was not written by this version of ArrivalBench.")
+        raise RunStoreError(
+            f"{path}: missing columns {missing}; it was not written by this version of ArrivalBench."
+        )
     return table.select(schema.names).cast(schema)
 
 
@@ -153,8 +155,13 @@ def verdict_row(cell: Cell, schedule: str, seed: int, entry: dict[str, Any]) -> 
         "error_class": entry.get("error_class"),
         "batch": entry.get("batch"),
         "statement": entry.get("statement"),
-        **{kind: counts.get(kind) for kind in ("missing", "extra", "duplicate_key", "changed", "schema")},
-        "right_rows_share": entry.get("diff", {}).get("right_rows_share") if entry["verdict"] == "FAIL" else None,
+        **{
+            kind: counts.get(kind)
+            for kind in ("missing", "extra", "duplicate_key", "changed", "schema")
+        },
+        "right_rows_share": entry.get("diff", {}).get("right_rows_share")
+        if entry["verdict"] == "FAIL"
+        else None,
         "seed": seed,
         "schedule_sha256": entry.get("schedule_sha256"),
         "record": json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False),
@@ -197,7 +204,9 @@ class RunDir:
         path = Path(path)
         check_run_path(path)
         if (path / "manifest.json").exists():
-            raise RunStoreError(f"{path}: a run already exists here; choose a new --out or remove it.")
+            raise RunStoreError(
+                f"{path}: a run already exists here; choose a new --out or remove it."
+            )
         (path / "artifacts").mkdir(parents=True, exist_ok=True)
         run = cls(path)
         for sha, text in artifacts.items():
@@ -220,7 +229,9 @@ class RunDir:
             "config": config,
             "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         }
-        _atomic_write(path / "manifest.json", (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode())
+        _atomic_write(
+            path / "manifest.json", (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
+        )
         return run
 
     @classmethod
@@ -228,7 +239,9 @@ class RunDir:
         path = Path(path)
         manifest = path / "manifest.json"
         if not manifest.is_file():
-            raise RunStoreError(f"{path}: not a run directory (no manifest.json); create one with 'arrivalbench make-corpus'.")
+            raise RunStoreError(
+                f"{path}: not a run directory (no manifest.json); create one with 'arrivalbench make-corpus'."
+            )
         run = cls(path)
         run.manifest  # noqa: B018  (validates)
         return run
@@ -241,7 +254,9 @@ class RunDir:
         except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise RunStoreError(f"{path}: unreadable manifest ({exc}).") from None
         if data.get("format") != RUN_FORMAT:
-            raise RunStoreError(f"{path}: run format {data.get('format')!r}, this harness reads {RUN_FORMAT}.")
+            raise RunStoreError(
+                f"{path}: run format {data.get('format')!r}, this harness reads {RUN_FORMAT}."
+            )
         return data
 
     # -- artifacts and cells ---------------------------------------------------------------
@@ -253,9 +268,13 @@ class RunDir:
         try:
             text = path.read_text(encoding="utf-8")
         except OSError:
-            raise RunStoreError(f"{path}: artifact listed in cells.parquet is missing; restore it or remove the cell.") from None
+            raise RunStoreError(
+                f"{path}: artifact listed in cells.parquet is missing; restore it or remove the cell."
+            ) from None
         if sha256_text(text) != sha:
-            raise RunStoreError(f"{path}: content does not match its sha256 name; the file was altered.")
+            raise RunStoreError(
+                f"{path}: content does not match its sha256 name; the file was altered."
+            )
         return text
 
     def write_cells(self, cells: Iterable[Cell]) -> None:
@@ -307,7 +326,10 @@ class RunDir:
 
     def append(self, rows: list[dict[str, Any]], timings: list[dict[str, Any]]) -> None:
         """Append verdict rows durably (one JSON line each, fsynced); a torn last line is ignored on read."""
-        lines = "".join(json.dumps({"verdict": r, "timing": t}, sort_keys=True) + "\n" for r, t in zip(rows, timings, strict=True))
+        lines = "".join(
+            json.dumps({"verdict": r, "timing": t}, sort_keys=True) + "\n"
+            for r, t in zip(rows, timings, strict=True)
+        )
         with open(self.journal_path, "a", encoding="utf-8") as handle:
             handle.write(lines)
             handle.flush()
@@ -347,7 +369,9 @@ class RunDir:
 
     def done(self) -> set[tuple[str, str, int, str]]:
         table = self.verdicts()
-        return {tuple(r[k] for k in VERDICT_KEY) for r in table.select(list(VERDICT_KEY)).to_pylist()}  # type: ignore[misc]
+        return {
+            tuple(r[k] for k in VERDICT_KEY) for r in table.select(list(VERDICT_KEY)).to_pylist()
+        }  # type: ignore[misc]
 
     def compact(self) -> None:
         """Fold the journal into verdicts.parquet and timings.parquet, then drop the journal."""
@@ -411,12 +435,18 @@ def create_suite_run(
     return RunDir.create(
         path,
         suite_hash=suite_hash(),
-        task_hashes={task: get_task(task).content_hash() for task in sorted({c.task for c in cells})},
+        task_hashes={
+            task: get_task(task).content_hash() for task in sorted({c.task for c in cells})
+        },
         base_seed=seed,
         engine=engine.name,
         engine_version=engine.version,
-        config={"schedules": None, "statement_timeout": limits.statement_timeout,
-                "memory_limit": limits.memory_limit, **(config or {})},
+        config={
+            "schedules": None,
+            "statement_timeout": limits.statement_timeout,
+            "memory_limit": limits.memory_limit,
+            **(config or {}),
+        },
         cells=cells,
         artifacts=artifacts,
         arm_info=arm_info,

@@ -44,7 +44,9 @@ class SweepConfig:
             statement_timeout=float(config.get("statement_timeout", 10.0)),
             memory_limit=str(config.get("memory_limit", "1GB")),
         )
-        return cls(seed=int(manifest["base_seed"]), limits=limits, schedules=config.get("schedules"))
+        return cls(
+            seed=int(manifest["base_seed"]), limits=limits, schedules=config.get("schedules")
+        )
 
 
 def plan(run: RunDir, config: SweepConfig) -> list[Unit]:
@@ -57,7 +59,9 @@ def plan(run: RunDir, config: SweepConfig) -> list[Unit]:
         wanted = resolve_schedules(get_task(cell.task), config.schedules)
         pending = tuple(s for s in wanted if (*cell.key, s) not in done)
         if pending:
-            units.append(Unit(cell=cell, script=run.artifact(cell.artifact_sha256), schedules=pending))
+            units.append(
+                Unit(cell=cell, script=run.artifact(cell.artifact_sha256), schedules=pending)
+            )
     return units
 
 
@@ -72,13 +76,23 @@ def grade_unit(unit: Unit, config: SweepConfig) -> list[tuple[dict[str, Any], di
             _GRADER.close()
         _GRADER = Grader(seed=config.seed, limits=config.limits)
     task = get_task(unit.cell.task)
-    record, timings = _GRADER.grade(task, unit.script, unit.schedules, where=f"artifact {unit.cell.artifact_sha256}",
-                                    empty_is_error=True)
+    record, timings = _GRADER.grade(
+        task,
+        unit.script,
+        unit.schedules,
+        where=f"artifact {unit.cell.artifact_sha256}",
+        empty_is_error=True,
+    )
     out = []
     for schedule, entry in record["verdicts"].items():
         row = verdict_row(unit.cell, schedule, config.seed, entry)
-        timing = {"arm": unit.cell.arm, "task": unit.cell.task, "sample": unit.cell.sample, "schedule": schedule,
-                  **timings[schedule]}
+        timing = {
+            "arm": unit.cell.arm,
+            "task": unit.cell.task,
+            "sample": unit.cell.sample,
+            "schedule": schedule,
+            **timings[schedule],
+        }
         out.append((row, timing))
     return out
 
@@ -128,10 +142,17 @@ def _ray(units: list[Unit], config: SweepConfig, workers: int, address: str | No
     try:
         import ray
     except ImportError:
-        raise UsageError("the Ray executor needs Ray; install it with: pip install 'arrivalbench[ray]'") from None
+        raise UsageError(
+            "the Ray executor needs Ray; install it with: pip install 'arrivalbench[ray]'"
+        ) from None
     if not ray.is_initialized():
-        ray.init(address=address, num_cpus=None if address else workers, include_dashboard=False,
-                 log_to_driver=False, ignore_reinit_error=True)
+        ray.init(
+            address=address,
+            num_cpus=None if address else workers,
+            include_dashboard=False,
+            log_to_driver=False,
+            ignore_reinit_error=True,
+        )
     remote = ray.remote(num_cpus=1, max_retries=1)(grade_unit)
     config_ref = ray.put(config)
     pending = [remote.remote(unit, config_ref) for unit in units]
@@ -177,7 +198,11 @@ def sweep(
         units = plan(run, config)
         if on_plan:
             on_plan(len(units))
-        results = _local(units, config, workers) if executor == "local" else _ray(units, config, workers, ray_address)
+        results = (
+            _local(units, config, workers)
+            if executor == "local"
+            else _ray(units, config, workers, ray_address)
+        )
         for result in results:
             run.append([r for r, _ in result], [t for _, t in result])
             rows += len(result)
@@ -185,7 +210,9 @@ def sweep(
             if on_result:
                 on_result(result)
         run.compact()
-    return SweepReport(units=len(units), rows=rows, verdicts=counts, seconds=time.perf_counter() - started)
+    return SweepReport(
+        units=len(units), rows=rows, verdicts=counts, seconds=time.perf_counter() - started
+    )
 
 
 def verify(run: RunDir, workers: int | None = None) -> list[str]:
@@ -214,7 +241,9 @@ def verify(run: RunDir, workers: int | None = None) -> list[str]:
         if k not in new:
             mismatches.append(f"{'/'.join(map(str, k))}: stored but not reproduced")
         elif k not in old:
-            mismatches.append(f"{'/'.join(map(str, k))}: reproduced but not stored (run not fully graded?)")
+            mismatches.append(
+                f"{'/'.join(map(str, k))}: reproduced but not stored (run not fully graded?)"
+            )
         elif old[k] != new[k]:
             fields = sorted(f for f in old[k] if old[k][f] != new[k][f])
             mismatches.append(f"{'/'.join(map(str, k))}: differs in {', '.join(fields)}")

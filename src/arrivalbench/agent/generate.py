@@ -52,7 +52,12 @@ def save_transcript(out: Path, result: CellResult) -> None:
             _atomic_write(artifact, result.script.encode("utf-8"))
     path = transcript_path(out, result.arm, result.task, result.sample)
     path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(path, (json.dumps(result.transcript(), indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode())
+    _atomic_write(
+        path,
+        (
+            json.dumps(result.transcript(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        ).encode(),
+    )
 
 
 def load_transcripts(out: Path) -> list[CellResult]:
@@ -61,22 +66,44 @@ def load_transcripts(out: Path) -> list[CellResult]:
         try:
             results.append(CellResult.from_transcript(json.loads(path.read_text(encoding="utf-8"))))
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise RunStoreError(f"{path}: unreadable transcript ({exc}); delete it to generate that cell again.") from None
+            raise RunStoreError(
+                f"{path}: unreadable transcript ({exc}); delete it to generate that cell again."
+            ) from None
     return results
 
 
 def cell_of(result: CellResult) -> Cell:
-    return Cell(arm=result.arm, task=result.task, sample=result.sample, artifact_sha256=result.artifact_sha256,
-                no_artifact_reason=result.no_artifact_reason, snapshot_by_turn=result.snapshot_by_turn,
-                tokens=result.tokens, stop_reason=result.stop_reason, prompt_sha256=result.prompt_sha256)
+    return Cell(
+        arm=result.arm,
+        task=result.task,
+        sample=result.sample,
+        artifact_sha256=result.artifact_sha256,
+        no_artifact_reason=result.no_artifact_reason,
+        snapshot_by_turn=result.snapshot_by_turn,
+        tokens=result.tokens,
+        stop_reason=result.stop_reason,
+        prompt_sha256=result.prompt_sha256,
+    )
 
 
-def write_run(out: Path, results: list[CellResult], *, model: str, seed: int, limits: Limits,
-              turns: int, config: dict[str, Any] | None = None) -> RunDir:
+def write_run(
+    out: Path,
+    results: list[CellResult],
+    *,
+    model: str,
+    seed: int,
+    limits: Limits,
+    turns: int,
+    config: dict[str, Any] | None = None,
+) -> RunDir:
     """Finish a generated run: cells.parquet and the manifest, from finished cells."""
     arm_info = {
-        r.arm: {"model": model, "prompt_arm": r.arm if r.arm in ARMS else None,
-                "prompt_sha256": arm_sha256(r.arm) if r.arm in ARMS else None, "turns": turns}
+        r.arm: {
+            "model": model,
+            "prompt_arm": r.arm if r.arm in ARMS else None,
+            "prompt_sha256": arm_sha256(r.arm) if r.arm in ARMS else None,
+            "turns": turns,
+        }
         for r in results
     }
     return create_suite_run(
@@ -90,45 +117,85 @@ def write_run(out: Path, results: list[CellResult], *, model: str, seed: int, li
     )
 
 
-def _plan(model: Model, arms: list[str], k: int, task_ids: list[str], turns: int, seed: int,
-          max_tokens: int) -> dict[str, Any]:
-    return {"model": model.name, "arms": arms, "k": k, "tasks": task_ids, "turns": turns, "seed": seed,
-            "max_tokens": max_tokens, "suite_hash": suite_hash(),
-            "prompt_sha256": {arm: arm_sha256(arm) for arm in arms}}
+def _plan(
+    model: Model,
+    arms: list[str],
+    k: int,
+    task_ids: list[str],
+    turns: int,
+    seed: int,
+    max_tokens: int,
+) -> dict[str, Any]:
+    return {
+        "model": model.name,
+        "arms": arms,
+        "k": k,
+        "tasks": task_ids,
+        "turns": turns,
+        "seed": seed,
+        "max_tokens": max_tokens,
+        "suite_hash": suite_hash(),
+        "prompt_sha256": {arm: arm_sha256(arm) for arm in arms},
+    }
 
 
-def generate(model: Model, *, arms: Iterable[str], k: int, out: Path, task_ids: list[str] | None = None,
-             turns: int = TURNS, seed: int = DEFAULT_SEED, limits: Limits | None = None,
-             concurrency: int = 4, max_tokens: int = MAX_TOKENS,
-             log: Callable[[str], None] = lambda line: print(line, file=sys.stderr)) -> RunDir:
+def generate(
+    model: Model,
+    *,
+    arms: Iterable[str],
+    k: int,
+    out: Path,
+    task_ids: list[str] | None = None,
+    turns: int = TURNS,
+    seed: int = DEFAULT_SEED,
+    limits: Limits | None = None,
+    concurrency: int = 4,
+    max_tokens: int = MAX_TOKENS,
+    log: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
+) -> RunDir:
     """Generate every missing cell, then write the run. Resumes a generation interrupted in `out`."""
     out = Path(out)
     check_run_path(out)
     arms = [check_arm(a) for a in dict.fromkeys(arms)]
     if k < 1 or turns < 1 or concurrency < 1:
-        raise UsageError(f"-k {k}, --turns {turns}, --concurrency {concurrency}: each must be at least 1.")
+        raise UsageError(
+            f"-k {k}, --turns {turns}, --concurrency {concurrency}: each must be at least 1."
+        )
     if not task_ids and hasattr(model, "default_tasks"):
         task_ids = model.default_tasks()
-    tasks = [get_task(t) for t in dict.fromkeys(task_ids)] if task_ids else list(load_suite().values())
+    tasks = (
+        [get_task(t) for t in dict.fromkeys(task_ids)] if task_ids else list(load_suite().values())
+    )
     if hasattr(model, "check_tasks"):
         model.check_tasks([t.id for t in tasks])
-    prompts = {(arm, t.id): build_prompt(t, arm) for arm in arms for t in tasks}  # a leak stops us here
+    prompts = {
+        (arm, t.id): build_prompt(t, arm) for arm in arms for t in tasks
+    }  # a leak stops us here
     limits = limits or Limits()
     plan = _plan(model, arms, k, [t.id for t in tasks], turns, seed, max_tokens)
     if (out / "manifest.json").exists():
-        raise RunStoreError(f"{out}: this run is complete; grade it with 'arrivalbench grade-run {out}' or choose a new --out.")
+        raise RunStoreError(
+            f"{out}: this run is complete; grade it with 'arrivalbench grade-run {out}' or choose a new --out."
+        )
     plan_path = out / PLAN
     if plan_path.exists():
         previous = json.loads(plan_path.read_text(encoding="utf-8"))
         changed = sorted(key for key in plan if previous.get(key) != plan[key])
         if changed:
-            raise UsageError(f"{out}: an interrupted generation with other {', '.join(changed)} is here; "
-                             "resume it with the same options or choose a new --out.")
+            raise UsageError(
+                f"{out}: an interrupted generation with other {', '.join(changed)} is here; "
+                "resume it with the same options or choose a new --out."
+            )
     else:
         out.mkdir(parents=True, exist_ok=True)
         _atomic_write(plan_path, (json.dumps(plan, indent=2, sort_keys=True) + "\n").encode())
-    todo = [(arm, task, sample) for arm in arms for task in tasks for sample in range(k)
-            if not transcript_path(out, arm, task.id, sample).exists()]
+    todo = [
+        (arm, task, sample)
+        for arm in arms
+        for task in tasks
+        for sample in range(k)
+        if not transcript_path(out, arm, task.id, sample).exists()
+    ]
     done = len(arms) * len(tasks) * k - len(todo)
     if done:
         log(f"resuming: {done} cells already generated, {len(todo)} to go")
@@ -136,11 +203,19 @@ def generate(model: Model, *, arms: Iterable[str], k: int, out: Path, task_ids: 
 
     async def one(arm: str, task: Task, sample: int, gate: asyncio.Semaphore) -> None:
         async with gate:
+
             async def check(task: Task, script: str) -> dict[str, Any]:
                 return await asyncio.to_thread(graders.snapshot, task, script)
 
-            result = await repair_loop(task, prompts[(arm, task.id)], sample, model, check,
-                                       turns=turns, max_tokens=max_tokens)
+            result = await repair_loop(
+                task,
+                prompts[(arm, task.id)],
+                sample,
+                model,
+                check,
+                turns=turns,
+                max_tokens=max_tokens,
+            )
             save_transcript(out, result)
             if result.leak:
                 log(f"LEAK, cell aborted: {result.leak}")
@@ -159,12 +234,20 @@ def generate(model: Model, *, arms: Iterable[str], k: int, out: Path, task_ids: 
     results = load_transcripts(out)
     expected = {(arm, t.id, s) for arm in arms for t in tasks for s in range(k)}
     results = [r for r in results if (r.arm, r.task, r.sample) in expected]
-    return write_run(out, results, model=model.name, seed=seed, limits=limits, turns=turns,
-                     config={"generation": plan})
+    return write_run(
+        out,
+        results,
+        model=model.name,
+        seed=seed,
+        limits=limits,
+        turns=turns,
+        config={"generation": plan},
+    )
 
 
-def import_scripts(folder: Path, *, arm: str, out: Path, seed: int = DEFAULT_SEED,
-                   limits: Limits | None = None) -> RunDir:
+def import_scripts(
+    folder: Path, *, arm: str, out: Path, seed: int = DEFAULT_SEED, limits: Limits | None = None
+) -> RunDir:
     """A folder of scripts as an arm: `<task>.sql` is sample 0, `<task>.<n>.sql` (or `<task>/<n>.sql`) sample n."""
     folder = Path(folder)
     check_run_path(Path(out))
@@ -174,30 +257,54 @@ def import_scripts(folder: Path, *, arm: str, out: Path, seed: int = DEFAULT_SEE
     results = []
     for path in sorted([*folder.glob("*.sql"), *folder.glob("*/*.sql")]):
         relative = path.relative_to(folder)
-        parts = relative.parts[0].removesuffix(".sql").split(".") if len(relative.parts) == 1 else [
-            relative.parts[0], relative.stem]
+        parts = (
+            relative.parts[0].removesuffix(".sql").split(".")
+            if len(relative.parts) == 1
+            else [relative.parts[0], relative.stem]
+        )
         task_id, sample_text = parts[0], parts[1] if len(parts) > 1 else "0"
         if task_id not in known or not sample_text.isdigit() or len(parts) > 2:
-            raise UsageError(f"{path}: name it <task>.sql, <task>.<sample>.sql or <task>/<sample>.sql "
-                             f"with a task of the suite ('arrivalbench tasks' lists them).")
+            raise UsageError(
+                f"{path}: name it <task>.sql, <task>.<sample>.sql or <task>/<sample>.sql "
+                f"with a task of the suite ('arrivalbench tasks' lists them)."
+            )
         try:
             script = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
             raise UsageError(f"{path}: not UTF-8 text; save the script as UTF-8.") from None
-        results.append(CellResult(task=task_id, arm=arm, sample=int(sample_text), model="human",
-                                  temperature=0.0, prompt_sha256=None, system="", user="",
-                                  script=script if script.strip() else None,
-                                  no_artifact_reason=None if script.strip() else "empty"))
+        results.append(
+            CellResult(
+                task=task_id,
+                arm=arm,
+                sample=int(sample_text),
+                model="human",
+                temperature=0.0,
+                prompt_sha256=None,
+                system="",
+                user="",
+                script=script if script.strip() else None,
+                no_artifact_reason=None if script.strip() else "empty",
+            )
+        )
     if not results:
         raise UsageError(f"{folder}: no .sql files; name them <task>.sql or <task>.<sample>.sql.")
     seen: set[tuple[str, int]] = set()
     for r in results:
         if (r.task, r.sample) in seen:
-            raise UsageError(f"{folder}: two scripts for task {r.task} sample {r.sample}; keep one.")
+            raise UsageError(
+                f"{folder}: two scripts for task {r.task} sample {r.sample}; keep one."
+            )
         seen.add((r.task, r.sample))
     limits = limits or Limits()
-    run = write_run(out, results, model="human", seed=seed, limits=limits, turns=0,
-                    config={"imported_from": str(folder.resolve())})
+    run = write_run(
+        out,
+        results,
+        model="human",
+        seed=seed,
+        limits=limits,
+        turns=0,
+        config={"imported_from": str(folder.resolve())},
+    )
     for r in results:
         save_transcript(out, r)
     return run

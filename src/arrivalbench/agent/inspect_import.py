@@ -40,14 +40,23 @@ def log_files(log_dir: Path) -> list[Path]:
     log_dir = Path(log_dir)
     if log_dir.is_file():
         if log_dir.suffix not in LOG_SUFFIXES:
-            raise InspectLogError(f"{log_dir}: not an Inspect log; give a .eval or .json log, or the folder of them.")
+            raise InspectLogError(
+                f"{log_dir}: not an Inspect log; give a .eval or .json log, or the folder of them."
+            )
         return [log_dir]
     if not log_dir.is_dir():
-        raise InspectLogError(f"{log_dir}: no such folder; give the --log-dir of 'inspect eval arrivalbench/arrivalbench'.")
-    files = [Path(info.name.removeprefix("file://")) for info in list_eval_logs(str(log_dir.resolve()), descending=False)]
+        raise InspectLogError(
+            f"{log_dir}: no such folder; give the --log-dir of 'inspect eval arrivalbench/arrivalbench'."
+        )
+    files = [
+        Path(info.name.removeprefix("file://"))
+        for info in list_eval_logs(str(log_dir.resolve()), descending=False)
+    ]
     if not files:
-        raise InspectLogError(f"{log_dir}: no Inspect logs (.eval or .json) here; give the --log-dir of "
-                              "'inspect eval arrivalbench/arrivalbench'.")
+        raise InspectLogError(
+            f"{log_dir}: no Inspect logs (.eval or .json) here; give the --log-dir of "
+            "'inspect eval arrivalbench/arrivalbench'."
+        )
     return files
 
 
@@ -55,21 +64,36 @@ def _settings(path: Path, log: EvalLog) -> dict[str, Any]:
     """The run-level settings of one log, after refusing a log that is not a finished ArrivalBench eval."""
     info = (log.eval.metadata or {}).get(METADATA)
     if not isinstance(info, dict):
-        raise InspectLogError(f"{path}: a log of task '{log.eval.task}', not of arrivalbench/arrivalbench; "
-                              "move it out of the folder or import the log file itself.")
+        raise InspectLogError(
+            f"{path}: a log of task '{log.eval.task}', not of arrivalbench/arrivalbench; "
+            "move it out of the folder or import the log file itself."
+        )
     if log.status != "success":
-        raise InspectLogError(f"{path}: status '{log.status}', not 'success'; finish it with "
-                              f"'inspect eval-retry {path}' and import the finished log, or move this one away.")
+        raise InspectLogError(
+            f"{path}: status '{log.status}', not 'success'; finish it with "
+            f"'inspect eval-retry {path}' and import the finished log, or move this one away."
+        )
     if log.samples is None:
-        raise InspectLogError(f"{path}: written without samples (--no-log-samples); run the eval again with them.")
+        raise InspectLogError(
+            f"{path}: written without samples (--no-log-samples); run the eval again with them."
+        )
     if info.get("suite_hash") != suite_hash():
-        raise InspectLogError(f"{path}: made with suite {str(info.get('suite_hash'))[:12]}…, installed suite is "
-                              f"{suite_hash()[:12]}…; import it with the matching ArrivalBench version.")
+        raise InspectLogError(
+            f"{path}: made with suite {str(info.get('suite_hash'))[:12]}…, installed suite is "
+            f"{suite_hash()[:12]}…; import it with the matching ArrivalBench version."
+        )
     arm = info.get("arm")
     if arm in ARMS and info.get("prompt_sha256") != arm_sha256(arm):
-        raise InspectLogError(f"{path}: made with other prompt texts for arm '{arm}' than the installed ones; "
-                              "import it with the matching ArrivalBench version.")
-    return {"model": log.eval.model, "seed": info["seed"], "turns": info["turns"], "max_tokens": info.get("max_tokens")}
+        raise InspectLogError(
+            f"{path}: made with other prompt texts for arm '{arm}' than the installed ones; "
+            "import it with the matching ArrivalBench version."
+        )
+    return {
+        "model": log.eval.model,
+        "seed": info["seed"],
+        "turns": info["turns"],
+        "max_tokens": info.get("max_tokens"),
+    }
 
 
 def _first_line(text: str) -> str:
@@ -81,23 +105,40 @@ def _cells(path: Path, log: EvalLog) -> list[CellResult]:
     for sample in log.samples or []:
         where = f"{path}: sample {sample.id}"
         if sample.epoch > 1:
-            raise InspectLogError(f"{where} has epoch {sample.epoch}; ArrivalBench samples come from -T k=N, "
-                                  "run the eval with --epochs 1.")
+            raise InspectLogError(
+                f"{where} has epoch {sample.epoch}; ArrivalBench samples come from -T k=N, "
+                "run the eval with --epochs 1."
+            )
         transcript = sample.store.get(TRANSCRIPT)
         if transcript is None:
-            why = (f"it errored ({_first_line(sample.error.message)})" if sample.error
-                   else f"it hit the {sample.limit.type} limit" if sample.limit else "its store holds no transcript")
-            raise InspectLogError(f"{where} has no cell: {why}; rerun that sample (inspect eval-retry) and import "
-                                  "the finished log.")
+            why = (
+                f"it errored ({_first_line(sample.error.message)})"
+                if sample.error
+                else f"it hit the {sample.limit.type} limit"
+                if sample.limit
+                else "its store holds no transcript"
+            )
+            raise InspectLogError(
+                f"{where} has no cell: {why}; rerun that sample (inspect eval-retry) and import "
+                "the finished log."
+            )
         try:
             result = CellResult.from_transcript(transcript)
         except (KeyError, TypeError) as exc:
-            raise InspectLogError(f"{where}: unreadable transcript ({exc!r}); it was not written by this "
-                                  "version of ArrivalBench.") from None
-        expected = (sample.metadata.get("task"), sample.metadata.get("arm"), sample.metadata.get("sample"))
+            raise InspectLogError(
+                f"{where}: unreadable transcript ({exc!r}); it was not written by this "
+                "version of ArrivalBench."
+            ) from None
+        expected = (
+            sample.metadata.get("task"),
+            sample.metadata.get("arm"),
+            sample.metadata.get("sample"),
+        )
         if (result.task, result.arm, result.sample) != expected:
-            raise InspectLogError(f"{where}: the transcript is of cell {result.task}/{result.arm}/{result.sample}, "
-                                  f"the sample of {expected[0]}/{expected[1]}/{expected[2]}; the log was altered.")
+            raise InspectLogError(
+                f"{where}: the transcript is of cell {result.task}/{result.arm}/{result.sample}, "
+                f"the sample of {expected[0]}/{expected[1]}/{expected[2]}; the log was altered."
+            )
         results.append(result)
     return results
 
@@ -115,24 +156,43 @@ def import_inspect(log_dir: Path, out: Path) -> RunDir:
         if settings is None:
             settings, first = these, path
         elif these != settings:
-            differ = ", ".join(f"{k} {settings[k]!r} vs {these[k]!r}" for k in settings if settings[k] != these[k])
-            raise InspectLogError(f"{path}: its {differ} differ from {first}; import each into its own run.")
+            differ = ", ".join(
+                f"{k} {settings[k]!r} vs {these[k]!r}" for k in settings if settings[k] != these[k]
+            )
+            raise InspectLogError(
+                f"{path}: its {differ} differ from {first}; import each into its own run."
+            )
         for result in _cells(path, log):
             key = (result.arm, result.task, result.sample)
             if key in seen:
-                raise InspectLogError(f"{path}: cell {result.arm}/{result.task}/{result.sample} is also in "
-                                      f"{seen[key]}; move one of the two logs away.")
+                raise InspectLogError(
+                    f"{path}: cell {result.arm}/{result.task}/{result.sample} is also in "
+                    f"{seen[key]}; move one of the two logs away."
+                )
             seen[key] = path
             results.append(result)
     assert settings is not None
     if not results:
         raise InspectLogError(f"{log_dir}: the logs hold no samples; nothing to import.")
     arms = sorted({r.arm for r in results})
-    config = {"imported_from": {"inspect_logs": [str(p.resolve()) for p in files]},
-              "generation": {**settings, "arms": arms, "tasks": sorted({r.task for r in results}),
-                             "suite_hash": suite_hash()}}
-    run = write_run(out, results, model=settings["model"], seed=settings["seed"], limits=Limits(),
-                    turns=settings["turns"], config=config)
+    config = {
+        "imported_from": {"inspect_logs": [str(p.resolve()) for p in files]},
+        "generation": {
+            **settings,
+            "arms": arms,
+            "tasks": sorted({r.task for r in results}),
+            "suite_hash": suite_hash(),
+        },
+    }
+    run = write_run(
+        out,
+        results,
+        model=settings["model"],
+        seed=settings["seed"],
+        limits=Limits(),
+        turns=settings["turns"],
+        config=config,
+    )
     for result in results:
         save_transcript(out, result)
     return run

@@ -73,7 +73,11 @@ def reply_of(output: ModelOutput) -> Reply:
     input_tokens = output_tokens = None
     if usage is not None:
         # Inspect counts cached input apart from full-rate input; the prompt's size is their sum.
-        input_tokens = usage.input_tokens + (usage.input_tokens_cache_read or 0) + (usage.input_tokens_cache_write or 0)
+        input_tokens = (
+            usage.input_tokens
+            + (usage.input_tokens_cache_read or 0)
+            + (usage.input_tokens_cache_write or 0)
+        )
         output_tokens = usage.output_tokens
     text = output.completion or ""
     reason = output.stop_reason if not output.empty else "unknown"
@@ -81,7 +85,9 @@ def reply_of(output: ModelOutput) -> Reply:
     error = output.error
     if error and stop != "refusal":
         stop = "error"
-    return Reply(text=text, stop=stop, input_tokens=input_tokens, output_tokens=output_tokens, error=error)
+    return Reply(
+        text=text, stop=stop, input_tokens=input_tokens, output_tokens=output_tokens, error=error
+    )
 
 
 class InspectModel:
@@ -94,12 +100,18 @@ class InspectModel:
     requests, and every reply produced without it says so in its notes.
     """
 
-    def __init__(self, model: str | InspectAIModel, *, max_retries: int = 5, timeout: int = 600) -> None:
+    def __init__(
+        self, model: str | InspectAIModel, *, max_retries: int = 5, timeout: int = 600
+    ) -> None:
         if isinstance(model, str):
             try:
-                model = get_model(model, config=GenerateConfig(max_retries=max_retries, timeout=timeout))
+                model = get_model(
+                    model, config=GenerateConfig(max_retries=max_retries, timeout=timeout)
+                )
             except Exception as exc:
-                raise UsageError(f"--model {model!r}: Inspect could not load it: {_one_line(exc)}") from None
+                raise UsageError(
+                    f"--model {model!r}: Inspect could not load it: {_one_line(exc)}"
+                ) from None
         self.model = model
         self.name = str(model)
         self.omit_temperature = False
@@ -126,7 +138,9 @@ class InspectModel:
         except PASS_THROUGH:
             raise
         except Exception as exc:
-            reply = Reply(text="", stop="error", error=f"{type(exc).__name__}: {_provider_message(exc)}")
+            reply = Reply(
+                text="", stop="error", error=f"{type(exc).__name__}: {_provider_message(exc)}"
+            )
         else:
             reply = reply_of(output)
         return replace(reply, notes=(TEMPERATURE_DROPPED,)) if self.omit_temperature else reply

@@ -124,18 +124,31 @@ def samples(arm: str, k: int, ids: list[str]) -> list[Sample]:
     for task_id in ids:
         prompt = build_prompt(get_task(task_id), arm)
         for index in range(k):
-            out.append(Sample(
-                id=f"{task_id}:{index}",
-                input=[ChatMessageSystem(content=prompt.system), ChatMessageUser(content=prompt.user)],
-                metadata={"task": task_id, "arm": arm, "sample": index, "temperature": temperature(index),
-                          "prompt_sha256": prompt.sha256},
-            ))
+            out.append(
+                Sample(
+                    id=f"{task_id}:{index}",
+                    input=[
+                        ChatMessageSystem(content=prompt.system),
+                        ChatMessageUser(content=prompt.user),
+                    ],
+                    metadata={
+                        "task": task_id,
+                        "arm": arm,
+                        "sample": index,
+                        "temperature": temperature(index),
+                        "prompt_sha256": prompt.sha256,
+                    },
+                )
+            )
     return out
 
 
 def conversation(result: CellResult) -> list[ChatMessage]:
     """The cell's turns as chat messages, so Inspect's viewer shows the exchange."""
-    messages: list[ChatMessage] = [ChatMessageSystem(content=result.system), ChatMessageUser(content=result.user)]
+    messages: list[ChatMessage] = [
+        ChatMessageSystem(content=result.system),
+        ChatMessageUser(content=result.user),
+    ]
     for turn in result.turns:
         messages.append(ChatMessageAssistant(content=turn.response))
         if turn.feedback is not None:
@@ -164,8 +177,15 @@ def repair(turns: int = TURNS, seed: int = DEFAULT_SEED, max_tokens: int = MAX_T
         model = loop_model(get_model())
         pool = grader_pool(seed)
         async with pool.lease():
-            result = await repair_loop(suite_task, prompt, cell["sample"], model, pool.snapshot,
-                                       turns=turns, max_tokens=max_tokens)
+            result = await repair_loop(
+                suite_task,
+                prompt,
+                cell["sample"],
+                model,
+                pool.snapshot,
+                turns=turns,
+                max_tokens=max_tokens,
+            )
         state.store.set(SCRIPT, result.script)
         state.store.set(TRANSCRIPT, result.transcript())
         state.store.set(NO_ARTIFACT_REASON, result.no_artifact_reason)
@@ -177,7 +197,10 @@ def repair(turns: int = TURNS, seed: int = DEFAULT_SEED, max_tokens: int = MAX_T
 
 
 def _ordered(schedules: dict[str, Any]) -> list[str]:
-    return sorted(schedules, key=lambda s: (SCHEDULE_NAMES.index(s) if s in SCHEDULE_NAMES else len(SCHEDULE_NAMES), s))
+    return sorted(
+        schedules,
+        key=lambda s: (SCHEDULE_NAMES.index(s) if s in SCHEDULE_NAMES else len(SCHEDULE_NAMES), s),
+    )
 
 
 @metric(scores="unreduced")
@@ -220,8 +243,11 @@ def replay(seed: int = DEFAULT_SEED) -> Scorer:
         if script is None:
             finished = state.store.get(TRANSCRIPT) is not None
             reason = state.store.get(NO_ARTIFACT_REASON) if finished else "unfinished"
-            return Score(value=dict.fromkeys(schedules, NO_ARTIFACT), explanation=f"no script ({reason})",
-                         metadata={"no_artifact_reason": reason})
+            return Score(
+                value=dict.fromkeys(schedules, NO_ARTIFACT),
+                explanation=f"no script ({reason})",
+                metadata={"no_artifact_reason": reason},
+            )
         pool = grader_pool(seed)
         async with pool.lease():
             record = await pool.grade(suite_task, script, schedules)
@@ -233,16 +259,29 @@ def replay(seed: int = DEFAULT_SEED) -> Scorer:
 
 
 @task
-def arrivalbench(arm: str = "unhinted", k: int = 1, tasks: str | list[str] | None = None, turns: int = TURNS,
-                 seed: int = DEFAULT_SEED) -> Task:
+def arrivalbench(
+    arm: str = "unhinted",
+    k: int = 1,
+    tasks: str | list[str] | None = None,
+    turns: int = TURNS,
+    seed: int = DEFAULT_SEED,
+) -> Task:
     """ArrivalBench cells of one arm: every task (or `tasks`, a comma list) with samples 0..k-1."""
     check_arm(arm)
     k, turns, seed = int(k), int(turns), int(seed)
     if k < 1 or turns < 1:
         raise UsageError(f"-T k={k} -T turns={turns}: each must be at least 1.")
     ids = task_ids(tasks)
-    info = {"arm": arm, "k": k, "tasks": ids, "turns": turns, "seed": seed, "max_tokens": MAX_TOKENS,
-            "suite_hash": suite_hash(), "prompt_sha256": arm_sha256(arm)}
+    info = {
+        "arm": arm,
+        "k": k,
+        "tasks": ids,
+        "turns": turns,
+        "seed": seed,
+        "max_tokens": MAX_TOKENS,
+        "suite_hash": suite_hash(),
+        "prompt_sha256": arm_sha256(arm),
+    }
     return Task(
         dataset=MemoryDataset(samples(arm, k, ids), name=f"arrivalbench-{arm}"),
         solver=repair(turns=turns, seed=seed),

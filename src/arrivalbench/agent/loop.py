@@ -49,7 +49,9 @@ class Turn:
     output_tokens: int | None
     stop_reason: str  # stop, length, refusal, empty, error
     error: str | None = None
-    notes: list[str] = field(default_factory=list)  # what the model adapter changed, e.g. a dropped temperature
+    notes: list[str] = field(
+        default_factory=list
+    )  # what the model adapter changed, e.g. a dropped temperature
 
 
 @dataclass
@@ -88,14 +90,32 @@ class CellResult:
 
     def transcript(self) -> dict[str, Any]:
         data = asdict(self)
-        data.update(artifact_sha256=self.artifact_sha256, snapshot_by_turn=list(self.snapshot_by_turn),
-                    tokens=self.tokens, stop_reason=self.stop_reason)
+        data.update(
+            artifact_sha256=self.artifact_sha256,
+            snapshot_by_turn=list(self.snapshot_by_turn),
+            tokens=self.tokens,
+            stop_reason=self.stop_reason,
+        )
         return data
 
     @classmethod
     def from_transcript(cls, data: dict[str, Any]) -> CellResult:
-        fields = {k: data[k] for k in ("task", "arm", "sample", "model", "temperature", "prompt_sha256", "system",
-                                       "user", "script", "no_artifact_reason", "leak")}
+        fields = {
+            k: data[k]
+            for k in (
+                "task",
+                "arm",
+                "sample",
+                "model",
+                "temperature",
+                "prompt_sha256",
+                "system",
+                "user",
+                "script",
+                "no_artifact_reason",
+                "leak",
+            )
+        }
         return cls(**fields, turns=[Turn(**t) for t in data["turns"]])
 
 
@@ -106,30 +126,63 @@ def _stop(reply: Reply) -> str:
 
 
 def _no_artifact_reason(last: Turn) -> str:
-    return {"refusal": "refusal", "length": "truncated", "empty": "empty", "error": "model_error"}.get(
-        last.stop_reason, "no_code"
-    )
+    return {
+        "refusal": "refusal",
+        "length": "truncated",
+        "empty": "empty",
+        "error": "model_error",
+    }.get(last.stop_reason, "no_code")
 
 
-async def repair_loop(task: Task, prompt: Prompt, sample: int, model: Model, check: Check,
-                      turns: int = TURNS, max_tokens: int = MAX_TOKENS) -> CellResult:
+async def repair_loop(
+    task: Task,
+    prompt: Prompt,
+    sample: int,
+    model: Model,
+    check: Check,
+    turns: int = TURNS,
+    max_tokens: int = MAX_TOKENS,
+) -> CellResult:
     """Run one cell: at most `turns` model calls, each script checked on the snapshot."""
-    result = CellResult(task=task.id, arm=prompt.arm, sample=sample, model=model.name,
-                        temperature=temperature(sample), prompt_sha256=prompt.sha256,
-                        system=prompt.system, user=prompt.user)
+    result = CellResult(
+        task=task.id,
+        arm=prompt.arm,
+        sample=sample,
+        model=model.name,
+        temperature=temperature(sample),
+        prompt_sha256=prompt.sha256,
+        system=prompt.system,
+        user=prompt.user,
+    )
     messages = [Message("system", prompt.system), Message("user", prompt.user)]
     for number in range(1, turns + 1):
-        reply = await model.complete(Request(task=task.id, arm=prompt.arm, sample=sample, turn=number,
-                                             messages=tuple(messages), temperature=result.temperature,
-                                             max_tokens=max_tokens))
+        reply = await model.complete(
+            Request(
+                task=task.id,
+                arm=prompt.arm,
+                sample=sample,
+                turn=number,
+                messages=tuple(messages),
+                temperature=result.temperature,
+                max_tokens=max_tokens,
+            )
+        )
         if reply.stop == "exhausted":
             break
         parsed = parse_response(reply.text)
-        turn = Turn(turn=number, response=reply.text, parse_rule=parsed.rule,
-                    script_sha256=sha256_text(parsed.script) if parsed.script is not None else None,
-                    snapshot=NO_SCRIPT, feedback=None, input_tokens=reply.input_tokens,
-                    output_tokens=reply.output_tokens, stop_reason=_stop(reply), error=reply.error,
-                    notes=list(reply.notes))
+        turn = Turn(
+            turn=number,
+            response=reply.text,
+            parse_rule=parsed.rule,
+            script_sha256=sha256_text(parsed.script) if parsed.script is not None else None,
+            snapshot=NO_SCRIPT,
+            feedback=None,
+            input_tokens=reply.input_tokens,
+            output_tokens=reply.output_tokens,
+            stop_reason=_stop(reply),
+            error=reply.error,
+            notes=list(reply.notes),
+        )
         result.turns.append(turn)
         if parsed.script is not None:
             result.script = parsed.script
@@ -137,11 +190,18 @@ async def repair_loop(task: Task, prompt: Prompt, sample: int, model: Model, che
             turn.snapshot = entry["verdict"]
             if entry["verdict"] == "PASS":
                 break
-            feedback = (error_feedback(entry) if entry["verdict"] == "ERROR"
-                        else diff_feedback(entry, task.spec.target.name))
+            feedback = (
+                error_feedback(entry)
+                if entry["verdict"] == "ERROR"
+                else diff_feedback(entry, task.spec.target.name)
+            )
             # The engine's message is the agent's own error, passed on verbatim: it is exempt from
             # the scan (a constraint message may say "duplicate"); everything we wrote is scanned.
-            scanned = error_feedback({**entry, "message": ""}) if entry["verdict"] == "ERROR" else feedback
+            scanned = (
+                error_feedback({**entry, "message": ""})
+                if entry["verdict"] == "ERROR"
+                else feedback
+            )
         elif reply.stop == "error":
             break  # the provider's retries are spent; asking again would only repeat them
         else:
@@ -158,7 +218,9 @@ async def repair_loop(task: Task, prompt: Prompt, sample: int, model: Model, che
         turn.feedback = feedback
         messages += [Message("assistant", reply.text), Message("user", feedback)]
     if result.script is None and result.no_artifact_reason is None:
-        result.no_artifact_reason = _no_artifact_reason(result.turns[-1]) if result.turns else "no_reply"
+        result.no_artifact_reason = (
+            _no_artifact_reason(result.turns[-1]) if result.turns else "no_reply"
+        )
     return result
 
 
@@ -191,7 +253,9 @@ class GraderPool:
     def grade(self, task: Task, script: str, schedules: list[str]) -> dict[str, Any]:
         """The grade record of a script; a script with no statement is an ERROR on every schedule."""
         with self._grader() as grader:
-            record, _ = grader.grade(task, script, schedules, where=f"{task.id} response", empty_is_error=True)
+            record, _ = grader.grade(
+                task, script, schedules, where=f"{task.id} response", empty_is_error=True
+            )
         return record
 
     def snapshot(self, task: Task, script: str) -> dict[str, Any]:

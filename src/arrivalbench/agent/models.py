@@ -73,25 +73,39 @@ class ReplayModel:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except OSError as exc:
-            raise UsageError(f"{self.path}: cannot read the replay file ({exc.strerror}); give an existing JSON file.") from None
+            raise UsageError(
+                f"{self.path}: cannot read the replay file ({exc.strerror}); give an existing JSON file."
+            ) from None
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise UsageError(f"{self.path}: not valid JSON ({exc}); expected {{task id: [reply of turn 1, ...]}}.") from None
+            raise UsageError(
+                f"{self.path}: not valid JSON ({exc}); expected {{task id: [reply of turn 1, ...]}}."
+            ) from None
         if not isinstance(data, dict):
-            raise UsageError(f"{self.path}: expected a JSON object {{task id: [reply of turn 1, ...]}}, found {type(data).__name__}.")
+            raise UsageError(
+                f"{self.path}: expected a JSON object {{task id: [reply of turn 1, ...]}}, found {type(data).__name__}."
+            )
         self.replies: dict[str, list[Reply]] = {}
         for task, replies in data.items():
             if not isinstance(replies, list):
-                raise UsageError(f"{self.path}: task {task!r} maps to {type(replies).__name__}; expected a list of replies.")
+                raise UsageError(
+                    f"{self.path}: task {task!r} maps to {type(replies).__name__}; expected a list of replies."
+                )
             self.replies[task] = [self._reply(task, i, r) for i, r in enumerate(replies, start=1)]
 
     def _reply(self, task: str, turn: int, raw: Any) -> Reply:
         if isinstance(raw, str):
             return Reply(text=raw)
-        if isinstance(raw, dict) and isinstance(raw.get("text", ""), str) and raw.get("stop", "stop") in (
-            "stop", "length", "refusal", "error"
-        ) and set(raw) <= {"text", "stop"}:
-            return Reply(text=raw.get("text", ""), stop=raw.get("stop", "stop"),
-                         error="replayed error" if raw.get("stop") == "error" else None)
+        if (
+            isinstance(raw, dict)
+            and isinstance(raw.get("text", ""), str)
+            and raw.get("stop", "stop") in ("stop", "length", "refusal", "error")
+            and set(raw) <= {"text", "stop"}
+        ):
+            return Reply(
+                text=raw.get("text", ""),
+                stop=raw.get("stop", "stop"),
+                error="replayed error" if raw.get("stop") == "error" else None,
+            )
         raise UsageError(
             f"{self.path}: task {task!r} turn {turn}: a reply is a string or "
             f'{{"text": ..., "stop": "stop|length|refusal|error"}}; found {json.dumps(raw)[:80]}.'
@@ -104,8 +118,12 @@ class ReplayModel:
     def check_tasks(self, tasks: list[str]) -> None:
         missing = [t for t in tasks if t not in self.replies]
         if missing:
-            shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-            raise UsageError(f"{self.path}: no replies for task(s) {shown}; add them or drop them from --tasks.")
+            shown = ", ".join(missing[:5]) + (
+                f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+            )
+            raise UsageError(
+                f"{self.path}: no replies for task(s) {shown}; add them or drop them from --tasks."
+            )
 
     async def complete(self, request: Request) -> Reply:
         replies = self.replies.get(request.task, [])

@@ -45,7 +45,7 @@ def has_code(text: str) -> bool:
 
 
 def reads_as_sql(text: str) -> bool:
-    body = text[_LEADING_COMMENTS.match(text).end():]  # type: ignore[union-attr]
+    body = text[_LEADING_COMMENTS.match(text).end() :]  # type: ignore[union-attr]
     return bool(SQL_START.match(body))
 
 
@@ -63,7 +63,7 @@ def _blocks(reply: str) -> tuple[list[tuple[str, str]], str | None]:
         end = closing.search(reply, start)
         if end is None:
             return blocks, f"{label}\0{reply[start:]}"
-        blocks.append((label, reply[start:end.start()]))
+        blocks.append((label, reply[start : end.start()]))
         position = end.end()
 
 
@@ -72,7 +72,9 @@ def parse_response(reply: str | None) -> Parsed:
     if reply is None or not reply.strip():
         return Parsed(None, "empty")
     blocks, unclosed = _blocks(reply)
-    sql = [body for label, body in blocks if label in SQL_LABELS or (not label and reads_as_sql(body))]
+    sql = [
+        body for label, body in blocks if label in SQL_LABELS or (not label and reads_as_sql(body))
+    ]
     sql = [body for body in sql if has_code(body)]
     if sql:
         rule = "fenced" if len(sql) == 1 else f"fenced_last_of_{len(sql)}"

@@ -52,8 +52,14 @@ def check_arm(arm: str) -> str:
 
 def arm_sha256(arm: str) -> str:
     """Version of an arm's prompt templates: the hash of every text file the arm can send."""
-    names = ["system.md", "user.md", "existing.md", "feedback_error.md", "feedback_diff.md",
-             "feedback_no_code.md"]
+    names = [
+        "system.md",
+        "user.md",
+        "existing.md",
+        "feedback_error.md",
+        "feedback_diff.md",
+        "feedback_no_code.md",
+    ]
     if ARM_PARAGRAPH[check_arm(arm)]:
         names.append(ARM_PARAGRAPH[arm])  # type: ignore[arg-type]
     digest = hashlib.sha256(arm.encode())
@@ -75,7 +81,9 @@ class Prompt:
 
 
 def _columns(columns: dict[str, str]) -> str:
-    return "| column | type |\n| --- | --- |\n" + "\n".join(f"| `{c}` | {t} |" for c, t in columns.items())
+    return "| column | type |\n| --- | --- |\n" + "\n".join(
+        f"| `{c}` | {t} |" for c, t in columns.items()
+    )
 
 
 def build_prompt(task: Task, arm: str) -> Prompt:
@@ -83,7 +91,8 @@ def build_prompt(task: Task, arm: str) -> Prompt:
     check_arm(arm)
     spec = task.spec
     sources = "\n".join(
-        f"`{s.name}`, received in batches as `{s.name}_batch`:\n\n{_columns(s.columns)}" for s in spec.sources
+        f"`{s.name}`, received in batches as `{s.name}_batch`:\n\n{_columns(s.columns)}"
+        for s in spec.sources
     )
     existing = _fill("existing.md", script=task.existing_sql.strip()) if task.existing_sql else ""
     batch_tables = " and ".join(f"`{s.name}_batch`" for s in spec.sources)
@@ -127,10 +136,17 @@ def error_feedback(entry: dict[str, Any]) -> str:
     where = []
     if entry.get("statement"):
         where.append(f"statement {entry['statement']}")
-    where.append({"timeout": "the statement ran out of time", "sandbox_refused": "the script was refused before running",
-                  "missing_target": "the target table did not exist afterwards",
-                  "engine_crash": "the database process stopped"}.get(entry.get("error_class", ""), "SQL error"))
-    return _fill("feedback_error.md", where=", ".join(where), message=str(entry.get("message", "")).strip())
+    where.append(
+        {
+            "timeout": "the statement ran out of time",
+            "sandbox_refused": "the script was refused before running",
+            "missing_target": "the target table did not exist afterwards",
+            "engine_crash": "the database process stopped",
+        }.get(entry.get("error_class", ""), "SQL error")
+    )
+    return _fill(
+        "feedback_error.md", where=", ".join(where), message=str(entry.get("message", "")).strip()
+    )
 
 
 def _row(row: dict[str, Any]) -> str:
@@ -149,8 +165,11 @@ def diff_feedback(entry: dict[str, Any], target: str) -> str:
     lines: list[str] = []
     if counts.get("schema"):
         schema = (examples.get("schema") or [{}])[0]
-        for label, key in (("missing columns", "missing_columns"), ("unexpected columns", "extra_columns"),
-                           ("columns named more than once", "ambiguous_columns")):
+        for label, key in (
+            ("missing columns", "missing_columns"),
+            ("unexpected columns", "extra_columns"),
+            ("columns named more than once", "ambiguous_columns"),
+        ):
             if schema.get(key):
                 lines.append(f"- {label}: {', '.join(schema[key])}")
     if counts.get("missing"):
@@ -160,7 +179,9 @@ def diff_feedback(entry: dict[str, Any], target: str) -> str:
         lines.append(f"- {counts['extra']} rows are present but not expected, for example:")
         lines += [f"    {_row(r)}" for r in examples.get("extra", [])[:MAX_EXAMPLE_ROWS]]
     if counts.get("duplicate_key"):
-        lines.append(f"- {counts['duplicate_key']} keys occur a different number of times than expected, for example:")
+        lines.append(
+            f"- {counts['duplicate_key']} keys occur a different number of times than expected, for example:"
+        )
         lines += [
             f"    {_row({k: v for k, v in r.items() if k not in ('expected_rows', 'actual_rows')})}: "
             f"expected {r.get('expected_rows')} row(s), found {r.get('actual_rows')}"
@@ -169,14 +190,22 @@ def diff_feedback(entry: dict[str, Any], target: str) -> str:
     if counts.get("changed"):
         columns = diff.get("changed_columns", {})
         which = f" (columns: {', '.join(columns)})" if columns else ""
-        lines.append(f"- {counts['changed']} rows have the expected key but other values{which}, for example:")
+        lines.append(
+            f"- {counts['changed']} rows have the expected key but other values{which}, for example:"
+        )
         for r in examples.get("changed", [])[:MAX_EXAMPLE_ROWS]:
             values = "; ".join(
-                f"{c} expected {_value(v['expected'])}, found {_value(v['actual'])}" for c, v in r["columns"].items()
+                f"{c} expected {_value(v['expected'])}, found {_value(v['actual'])}"
+                for c, v in r["columns"].items()
             )
             lines.append(f"    {_row(r['key'])}: {values}")
-    return _fill("feedback_diff.md", target=target, expected_rows=diff.get("expected_rows", "?"),
-                 actual_rows=diff.get("actual_rows", "?"), details="\n".join(lines) + "\n")
+    return _fill(
+        "feedback_diff.md",
+        target=target,
+        expected_rows=diff.get("expected_rows", "?"),
+        actual_rows=diff.get("actual_rows", "?"),
+        details="\n".join(lines) + "\n",
+    )
 
 
 def no_code_feedback() -> str:

@@ -31,9 +31,13 @@ class Limits:
 
     def __post_init__(self) -> None:
         if not self.statement_timeout > 0:
-            raise UsageError(f"statement timeout must be a positive number of seconds; found {self.statement_timeout}.")
+            raise UsageError(
+                f"statement timeout must be a positive number of seconds; found {self.statement_timeout}."
+            )
         if not _MEMORY.match(self.memory_limit.strip()):
-            raise UsageError(f"memory limit must look like 512MB or 2GB; found {self.memory_limit!r}.")
+            raise UsageError(
+                f"memory limit must look like 512MB or 2GB; found {self.memory_limit!r}."
+            )
 
 
 class Session(Protocol):

@@ -32,7 +32,9 @@ ALLOWED_KINDS = frozenset(
 )
 """PREPARE, EXECUTE and EXPLAIN are out: each wraps another statement (EXPLAIN ANALYZE runs it),
 which would then escape this screen."""
-_SECRET = re.compile(r"^\s*CREATE\s+(OR\s+REPLACE\s+)?(PERSISTENT\s+|TEMP(ORARY)?\s+)?SECRET\b", re.I)
+_SECRET = re.compile(
+    r"^\s*CREATE\s+(OR\s+REPLACE\s+)?(PERSISTENT\s+|TEMP(ORARY)?\s+)?SECRET\b", re.I
+)
 _COMMENTS = re.compile(r"--[^\n]*|/\*.*?\*/", re.S)
 
 
@@ -97,7 +99,9 @@ UNION ALL SELECT 'TABLE', schema_name, table_name FROM duckdb_tables() WHERE dat
 UNION ALL SELECT 'SEQUENCE', schema_name, sequence_name FROM duckdb_sequences() WHERE database_name = 'memory'
 UNION ALL SELECT 'INDEX', schema_name, index_name FROM duckdb_indexes() WHERE database_name = 'memory'
 """
-_NOT_REUSABLE = re.compile(r"^\s*CREATE\s+(OR\s+REPLACE\s+)?(TEMP(ORARY)?\s+)?(MACRO|FUNCTION|TYPE)\b", re.I)
+_NOT_REUSABLE = re.compile(
+    r"^\s*CREATE\s+(OR\s+REPLACE\s+)?(TEMP(ORARY)?\s+)?(MACRO|FUNCTION|TYPE)\b", re.I
+)
 """Definitions after which a database is not reused: listing user functions or types costs more
 than opening a new instance."""
 

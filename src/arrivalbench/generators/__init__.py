@@ -63,7 +63,9 @@ def _params(source: SourceSpec) -> BaseModel:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise ValueError(f"param '{where}': {first['msg']} (found {first.get('input')!r})") from None
+        raise ValueError(
+            f"param '{where}': {first['msg']} (found {first.get('input')!r})"
+        ) from None
 
 
 def validate_generator(source: SourceSpec) -> None:
@@ -118,7 +120,9 @@ def cents_to_decimal(cents: np.ndarray) -> pa.Array:
     words = np.empty((len(low), 2), dtype="<i8")
     words[:, 0] = low
     words[:, 1] = np.where(low < 0, -1, 0)  # sign extension into the high word
-    return pa.Array.from_buffers(pa.decimal128(18, 2), len(low), [None, pa.py_buffer(words.tobytes())])
+    return pa.Array.from_buffers(
+        pa.decimal128(18, 2), len(low), [None, pa.py_buffer(words.tobytes())]
+    )
 
 
 def ts_array(micros: np.ndarray) -> pa.Array:

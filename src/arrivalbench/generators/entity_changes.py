@@ -53,7 +53,9 @@ def _build(p: EntityChangesParams, random: np.random.Generator) -> dict[str, pa.
         p.key: pa.array(entity, pa.int32()),
     }
     for name, values in p.attributes.items():
-        columns[name] = pa.array(np.asarray(values, dtype=object)[random.integers(0, len(values), n)], pa.string())
+        columns[name] = pa.array(
+            np.asarray(values, dtype=object)[random.integers(0, len(values), n)], pa.string()
+        )
     columns["amount"] = cents_to_decimal(random.integers(0, 100_000, n))
     columns["delete_draw"] = pa.array(random.random(n))
     return columns
@@ -76,6 +78,10 @@ def _finish(p: EntityChangesParams, columns: dict[str, pa.Array]) -> dict[str, p
 
 register(
     Generator(
-        kind="entity_changes", params=EntityChangesParams, columns=_columns, build=_build, finish=_finish
+        kind="entity_changes",
+        params=EntityChangesParams,
+        columns=_columns,
+        build=_build,
+        finish=_finish,
     )
 )

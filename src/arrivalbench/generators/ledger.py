@@ -22,7 +22,12 @@ class LedgerParams(BaseModel):
 
 
 def _columns(_: LedgerParams) -> dict[str, str]:
-    return {"ts_event": "TIMESTAMP", "account_id": "INTEGER", "kind": "VARCHAR", "amount": "DECIMAL(12,2)"}
+    return {
+        "ts_event": "TIMESTAMP",
+        "account_id": "INTEGER",
+        "kind": "VARCHAR",
+        "amount": "DECIMAL(12,2)",
+    }
 
 
 def _build(p: LedgerParams, random: np.random.Generator) -> dict[str, pa.Array]:

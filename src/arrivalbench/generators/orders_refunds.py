@@ -41,7 +41,9 @@ def _build(p: OrdersRefundsParams, random: np.random.Generator) -> dict[str, pa.
     cents = random.integers(500, 30_000, n_orders)
     refunded = random.choice(n_orders, size=n_refunds, replace=False)
     lag = random.integers(60, p.max_refund_lag_hours * 3600, n_refunds).astype(np.int64) * 1_000_000
-    refund_cents = np.maximum(1, (cents[refunded] * random.uniform(0.2, 1.0, n_refunds)).astype(np.int64))
+    refund_cents = np.maximum(
+        1, (cents[refunded] * random.uniform(0.2, 1.0, n_refunds)).astype(np.int64)
+    )
     pick = np.concatenate([np.arange(n_orders), refunded])
     return {
         "ts_event": ts_array(np.concatenate([order_ts, order_ts[refunded] + lag])),
@@ -53,4 +55,6 @@ def _build(p: OrdersRefundsParams, random: np.random.Generator) -> dict[str, pa.
     }
 
 
-register(Generator(kind="orders_refunds", params=OrdersRefundsParams, columns=_columns, build=_build))
+register(
+    Generator(kind="orders_refunds", params=OrdersRefundsParams, columns=_columns, build=_build)
+)

@@ -337,7 +337,9 @@ def repair_effect_table(a: Analysis) -> Table:
             "within arm and task pp [95% CI]",
         ),
         rows=rows or (("no generated cells", "—", "—", "—", "0", "—"),),
-        note="" if rows else "No cell in these runs records per-turn snapshot results, so there is nothing to compare.",
+        note=""
+        if rows
+        else "No cell in these runs records per-turn snapshot results, so there is nothing to compare.",
     )
 
 
