@@ -259,7 +259,8 @@ def test_pipeline_sessions_are_locked_down(engine):
         session.execute(
             "CREATE TEMP TABLE settings AS SELECT name, value FROM duckdb_settings() WHERE name IN "
             "('enable_external_access', 'python_enable_replacements', 'lock_configuration', 'threads', "
-            "'autoinstall_known_extensions', 'autoload_known_extensions', 'allow_persistent_secrets')"
+            "'autoinstall_known_extensions', 'autoload_known_extensions', 'allow_persistent_secrets', "
+            "'temp_directory', 'allowed_directories', 'allowed_paths')"
         )
         settings = {r["name"]: r["value"] for r in session.read_table("settings").to_pylist()}
         assert settings == {
@@ -270,6 +271,9 @@ def test_pipeline_sessions_are_locked_down(engine):
             "autoinstall_known_extensions": "false",
             "autoload_known_extensions": "false",
             "allow_persistent_secrets": "false",
+            "temp_directory": "",
+            "allowed_directories": "[]",
+            "allowed_paths": "[]",
         }
         with pytest.raises(engine.errors):
             session.execute("SET threads = 4")

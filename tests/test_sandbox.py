@@ -71,9 +71,7 @@ def assert_error(
 
 def job(task: Task, script: str, schedule: str = "snapshot", limits: Limits = LIMITS) -> ReplayJob:
     built, _ = build_schedule(task, schedule, 0)
-    return ReplayJob(
-        task=task, schedule=built, statements=get_engine().split(script), limits=limits
-    )
+    return ReplayJob(task=task, schedule=built, script=script, limits=limits)
 
 
 # --- reaching the host ----------------------------------------------------------------------------

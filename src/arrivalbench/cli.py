@@ -598,8 +598,16 @@ def composition(results: list[Any]) -> str:
     return "\n".join(lines)
 
 
+def _terminate(signum: int, frame: object) -> None:
+    """SIGTERM unwinds like Ctrl-C, so that sweeps stop their workers and journals stay whole."""
+    raise KeyboardInterrupt
+
+
 def main() -> None:
     """Console entry point: user errors become one line on stderr and exit code 2."""
+    import signal
+
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         app()
     except ArrivalBenchError as exc:

@@ -18,18 +18,37 @@ import pyarrow as pa
 
 from arrivalbench import __version__
 from arrivalbench.compare import compare
-from arrivalbench.engines import Engine, Limits, Statement, get_engine
+from arrivalbench.engines import Limits, get_engine
 from arrivalbench.errors import PipelineInputError
 from arrivalbench.logs import Log
 from arrivalbench.oracle import compute_oracle
-from arrivalbench.replay import RunError
-from arrivalbench.sandbox import ReplayJob, Sandbox, screen
+from arrivalbench.replay import ResultCap, RunError
+from arrivalbench.sandbox import ReplayJob, Sandbox
 from arrivalbench.schedules import Schedule, build_schedule, schedule_to_json
 from arrivalbench.seeds import DEFAULT_SEED
 from arrivalbench.spec import Task
 
 RECORD_FORMAT = 1
-ERROR_CLASSES = ("sql_error", "timeout", "sandbox_refused", "engine_crash", "missing_target")
+ERROR_CLASSES = (
+    "sql_error",
+    "timeout",
+    "sandbox_refused",
+    "engine_crash",
+    "missing_target",
+    "result_too_large",
+)
+RESULT_ROWS_FACTOR = 100
+RESULT_ROWS_FLOOR = 10_000
+RESULT_BYTES_FLOOR = 64 << 20
+"""A target may hold up to 100 times the expected table's rows (at least 10,000) and bytes (at
+least 64 MiB) before reading it back is refused: a FAIL needs no more than that to be a FAIL."""
+
+
+def result_cap(expected: pa.Table) -> ResultCap:
+    return ResultCap(
+        rows=max(RESULT_ROWS_FACTOR * expected.num_rows, RESULT_ROWS_FLOOR),
+        bytes=max(RESULT_ROWS_FACTOR * expected.nbytes, RESULT_BYTES_FLOOR),
+    )
 
 
 def artifact_sha256(script: str) -> str:
@@ -44,31 +63,6 @@ def schedule_sha256(schedule: Schedule, log: Log) -> str:
 def dumps(record: dict[str, Any]) -> str:
     """The canonical serialisation: byte-identical for identical records."""
     return json.dumps(record, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
-
-
-def split_script(
-    engine: Engine, script: str, where: str, empty_is_error: bool = False
-) -> list[Statement] | RunError:
-    """Statements of a script; a parse error is the pipeline's ERROR, an empty script is bad input
-    (or, with `empty_is_error`, for a stored artifact that must get verdicts, an ERROR too)."""
-    try:
-        statements = engine.split(script)
-    except Exception as exc:  # the engine's parser rejects the script: the artifact is broken
-        return RunError(
-            "sql_error", 1, None, str(exc)
-        )  # which statement is unknown; the message says where
-    if not statements:
-        what = (
-            "is empty"
-            if not script.strip()
-            else "contains only comments or semicolons, no SQL statement"
-        )
-        if empty_is_error:
-            return RunError("sql_error", 1, None, f"the pipeline {what}")
-        raise PipelineInputError(
-            f"{where}: the pipeline {what}; give a file with at least one SQL statement."
-        )
-    return statements
 
 
 @dataclass
@@ -120,42 +114,47 @@ class Grader:
         on_verdict: Callable[[str, dict[str, Any]], None] | None = None,
         empty_is_error: bool = False,
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """(record, timings) for one artifact over the named schedules."""
-        parsed = split_script(self.engine, script, where, empty_is_error)
-        refused = parsed if isinstance(parsed, RunError) else screen(self.engine, parsed)
+        """(record, timings) for one artifact over the named schedules.
+
+        The script is parsed, screened and run only in the sandbox worker, under its limits; this
+        process sees the script's text, its (bounded) error messages and its target only once
+        the worker has checked the target's size against the expected table's.
+        """
         verdicts: dict[str, Any] = {}
         timings: dict[str, Any] = {}
         for name in schedules:
             started = time.perf_counter()
             schedule, log = (prebuilt or {}).get(name) or self.schedule(task, name)
-            if refused is not None:
-                entry, statement_seconds = _error(refused), 0.0
-            else:
-                assert not isinstance(parsed, RunError)
-                job = ReplayJob(
-                    task=task,
-                    schedule=schedule,
-                    statements=parsed,
-                    limits=self.limits,
-                    engine=self.engine_name,
+            expected = self.oracle(task, log)
+            job = ReplayJob(
+                task=task,
+                schedule=schedule,
+                script=script,
+                limits=self.limits,
+                engine=self.engine_name,
+                cap=result_cap(expected),
+            )
+            result = self._sandbox.run(job)
+            if result.empty_script and not empty_is_error:
+                assert result.error is not None
+                raise PipelineInputError(
+                    f"{where}: {result.error.message}; give a file with at least one SQL statement."
                 )
-                result = self._sandbox.run(job)
-                statement_seconds = result.statement_seconds
-                if result.error is not None:
-                    entry = _error(result.error)
-                else:
-                    assert result.target is not None
-                    comparison = compare(self.oracle(task, log), result.target, task.spec.target)
-                    entry = (
-                        {"verdict": "PASS"}
-                        if comparison.equal
-                        else {"verdict": "FAIL", "diff": comparison.diff}
-                    )
+            if result.error is not None:
+                entry = _error(result.error)
+            else:
+                assert result.target is not None
+                comparison = compare(expected, result.target, task.spec.target)
+                entry = (
+                    {"verdict": "PASS"}
+                    if comparison.equal
+                    else {"verdict": "FAIL", "diff": comparison.diff}
+                )
             entry["schedule_sha256"] = schedule_sha256(schedule, log)
             verdicts[name] = entry
             timings[name] = {
                 "wall_seconds": round(time.perf_counter() - started, 6),
-                "statement_seconds": round(statement_seconds, 6),
+                "statement_seconds": round(result.statement_seconds, 6),
             }
             if on_verdict:
                 on_verdict(name, entry)

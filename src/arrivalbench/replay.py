@@ -23,20 +23,50 @@ from arrivalbench.engines import Engine, Limits, Session, Statement
 from arrivalbench.logs import Log
 from arrivalbench.schedules import SYNTHETIC_COLUMN, Delivery, Schedule
 
-Heartbeat = Callable[[int, int], None]
-"""Called with (batch_id, statement index) before each statement, so a supervisor can see progress."""
+Heartbeat = Callable[[int, int | None], None]
+"""Called with (batch_id, statement index) before each statement, so a supervisor can see progress;
+the statement is None while the harness reads the target after the last batch."""
 
 SYNTHETIC_VALUES = np.array(["pos", "web", "app"], dtype=object)
 
 
+MAX_MESSAGE_BYTES = 2048
+"""An engine's error message is the script's to shape (a 75-byte script can raise 200 MB of it):
+every message stored, shown or sent back to an agent is cut to this many UTF-8 bytes."""
+
+
+def bounded_message(message: str, limit: int = MAX_MESSAGE_BYTES) -> str:
+    """The message, or its first bytes with the original length noted, in at most `limit` bytes."""
+    if len(message) <= limit // 4:  # fewer characters than a quarter: it fits whatever it holds
+        return message
+    data = message.encode("utf-8", errors="replace")
+    if len(data) <= limit:
+        return message
+    note = f" … [message truncated: {len(data):,} bytes in all]"
+    keep = limit - len(note.encode("utf-8"))
+    return data[:keep].decode("utf-8", errors="ignore") + note
+
+
 @dataclass(frozen=True)
 class RunError:
-    """Why a replay ended in ERROR: the class, where (1-based batch and statement), and the engine's words."""
+    """Why a replay ended in ERROR: the class, where (1-based batch and statement), and the engine's
+    words (bounded: see MAX_MESSAGE_BYTES)."""
 
     error_class: str
     batch: int | None
     statement: int | None
     message: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "message", bounded_message(self.message))
+
+
+@dataclass(frozen=True)
+class ResultCap:
+    """How large a target may be before reading it back is refused (`result_too_large`)."""
+
+    rows: int
+    bytes: int
 
 
 @dataclass(frozen=True)
@@ -45,6 +75,7 @@ class ReplayResult:
     error: RunError | None
     statement_seconds: float
     statements_run: int
+    empty_script: bool = False
 
 
 def delivery_tables(log: Log, delivery: Delivery, first_seq: int) -> dict[str, pa.Table]:
@@ -95,9 +126,10 @@ class Watchdog:
         threading.Thread(target=self._watch, name="arrivalbench-watchdog", daemon=True).start()
 
     @contextmanager
-    def armed(self, session: Session, seconds: float) -> Iterator[None]:
+    def armed(self, session: Session, deadline: float) -> Iterator[None]:
+        """Interrupt `session` if it is still running at `deadline` (time.monotonic())."""
         with self._lock:
-            self._session, self._deadline = session, time.monotonic() + seconds
+            self._session, self._deadline = session, deadline
         try:
             yield
         finally:
@@ -125,6 +157,30 @@ def watchdog() -> Watchdog:
     return _WATCHDOG
 
 
+RESULT_TABLE = "__arrivalbench_result"
+
+
+class _Clock:
+    """The two limits a statement runs under: its own timeout and what is left of the replay's budget."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.replay_deadline = time.monotonic() + limits.replay_timeout
+
+    def deadline(self) -> float:
+        return min(time.monotonic() + self.limits.statement_timeout, self.replay_deadline)
+
+    def over_budget(self) -> bool:
+        return time.monotonic() >= self.replay_deadline
+
+    def timeout_message(self) -> str:
+        if self.over_budget():
+            return f"the replay exceeded its {self.limits.replay_timeout:g} s budget and was interrupted"
+        return (
+            f"statement exceeded the {self.limits.statement_timeout:g} s limit and was interrupted"
+        )
+
+
 def replay(
     engine: Engine,
     statements: list[Statement],
@@ -133,9 +189,16 @@ def replay(
     target: str,
     limits: Limits,
     heartbeat: Heartbeat = lambda batch, stmt: None,
+    cap: ResultCap | None = None,
 ) -> ReplayResult:
-    """Deliver every batch of the schedule, run the script once per delivery, read the target at the end."""
+    """Deliver every batch of the schedule, run the script once per delivery, read the target at the end.
+
+    Every statement runs under the watchdog, with the lesser of its own timeout and what is left
+    of the replay's wall budget; the target is evaluated into a session table under the same
+    watchdog before a row of it is read, and one larger than `cap` is an ERROR, not a table.
+    """
     guard = watchdog()
+    clock = _Clock(limits)
     database = engine.open(limits)
     spent = 0.0
     ran = 0
@@ -148,17 +211,19 @@ def replay(
                 session.load_batch(f"{name}_batch", table)
             for statement in statements[:upto]:
                 heartbeat(delivery.batch_id, statement.index)
+                if clock.over_budget():
+                    return RunError(
+                        "timeout", delivery.batch_id, statement.index, clock.timeout_message()
+                    )
                 started = time.perf_counter()
                 try:
-                    with guard.armed(session, limits.statement_timeout):
+                    with guard.armed(session, clock.deadline()):
                         session.execute(statement.text)
                 except (
                     engine.errors
                 ) as exc:  # the engine's error is the pipeline's verdict, not ours
                     error_class = engine.classify(exc)
-                    message = str(exc)
-                    if error_class == "timeout":
-                        message = f"statement exceeded the {limits.statement_timeout:g} s limit and was interrupted"
+                    message = clock.timeout_message() if error_class == "timeout" else str(exc)
                     return RunError(error_class, delivery.batch_id, statement.index, message)
                 finally:
                     spent += time.perf_counter() - started
@@ -180,23 +245,46 @@ def replay(
             if error:
                 return ReplayResult(None, error, spent, ran)
         last = schedule.deliveries[-1].batch_id if schedule.deliveries else None
-        session = database.session()
-        try:
-            result = session.read_table(target)
-        except engine.errors as exc:  # e.g. a target view over a table that no longer exists
-            return ReplayResult(
-                None, RunError(engine.classify(exc), last, None, str(exc)), spent, ran
-            )
-        finally:
-            session.close()
-        if result is None:
-            error = RunError(
-                "missing_target",
-                last,
-                None,
-                f"table '{target}' does not exist after the last batch",
-            )
-            return ReplayResult(None, error, spent, ran)
-        return ReplayResult(result, None, spent, ran)
+        heartbeat(last or 0, None)
+        result, error = _read_target(engine, database.session(), target, guard, clock, cap, last)
+        return ReplayResult(result, error, spent, ran)
     finally:
         database.close()
+
+
+def _read_target(
+    engine: Engine,
+    session: Session,
+    target: str,
+    guard: Watchdog,
+    clock: _Clock,
+    cap: ResultCap | None,
+    last: int | None,
+) -> tuple[pa.Table | None, RunError | None]:
+    """The target's rows, evaluated under the watchdog and read back only within `cap`."""
+    try:
+        with guard.armed(session, clock.deadline()):
+            rows = session.capture(target, RESULT_TABLE)
+        if rows is None:
+            message = f"table '{target}' does not exist after the last batch"
+            return None, RunError("missing_target", last, None, message)
+        if cap is not None and rows > cap.rows:
+            message = (
+                f"the target has {rows:,} rows, more than the {cap.rows:,} allowed "
+                "(100 times the expected table's); nothing was compared"
+            )
+            return None, RunError("result_too_large", last, None, message)
+        table = session.read_table(RESULT_TABLE, None if cap is None else cap.bytes)
+        if table is None:
+            assert cap is not None
+            message = (
+                f"the target holds more than the {cap.bytes:,} bytes allowed; nothing was compared"
+            )
+            return None, RunError("result_too_large", last, None, message)
+        return table, None
+    except engine.errors as exc:  # e.g. a target view that never ends, or over a dropped table
+        error_class = engine.classify(exc)
+        message = clock.timeout_message() if error_class == "timeout" else str(exc)
+        return None, RunError(error_class, last, None, f"reading the target: {message}")
+    finally:
+        session.close()

@@ -8,25 +8,33 @@ an out-of-memory kill) costs one ERROR verdict; the next replay gets a fresh wor
 
 from __future__ import annotations
 
+import ctypes
+import os
+import resource
+import signal
 import socket
 import subprocess
 import sys
+import time
 import traceback
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
 from arrivalbench.engines import Engine, Limits, Statement, get_engine
 from arrivalbench.logs import log_from_seed
-from arrivalbench.replay import ReplayResult, RunError, replay
+from arrivalbench.replay import ReplayResult, ResultCap, RunError, replay
 from arrivalbench.schedules import Schedule
 from arrivalbench.spec import Task
 
 KILL_GRACE_SECONDS = 5.0
 """How long past the statement timeout a silent worker is given before it is killed."""
 STARTUP_SECONDS = 120.0
-"""How long a worker may take to start and prepare a job (imports, log generation) before its first statement."""
-WORKER_ADDRESS_SPACE = 8 << 30
-"""A backstop under DuckDB's own memory limit: past this the worker's allocations fail, not the host."""
+"""How long a worker may take to start and prepare a job (imports, log generation, parsing)."""
+WORKER_MARGIN_BYTES = 384 << 20
+"""Each job caps the worker's address space at what it has mapped already plus the engine's
+memory limit plus this margin. What escapes DuckDB's own limit (long strings, the
+external-resource registry) then fails an allocation in the worker instead of growing it: with
+the interpreter's ~180 MB resident, a replay stays under its memory limit + ~0.6 GB."""
 
 
 def screen(engine: Engine, statements: list[Statement]) -> RunError | None:
@@ -38,19 +46,90 @@ def screen(engine: Engine, statements: list[Statement]) -> RunError | None:
     return None
 
 
+def prepare(engine: Engine, script: str, limits: Limits) -> list[Statement] | ReplayResult:
+    """The screened statements of a script, or the ERROR that ends every replay of it.
+
+    Runs in the worker: parsing is the script's to make expensive, so it happens under the
+    worker's limits, after the size cap.
+    """
+
+    def failed(error: RunError, empty: bool = False) -> ReplayResult:
+        return ReplayResult(None, error, 0.0, 0, empty_script=empty)
+
+    size = len(script.encode("utf-8", errors="replace"))
+    if size > limits.max_script_bytes:
+        message = (
+            f"the script has {size:,} bytes, more than the {limits.max_script_bytes:,} allowed"
+        )
+        return failed(RunError("sandbox_refused", 1, None, message))
+    try:
+        statements = engine.split(script)
+    except engine.errors as exc:  # the engine's parser rejects the script: the artifact is broken
+        return failed(RunError("sql_error", 1, None, str(exc)))
+    if not statements:
+        what = "is empty" if not script.strip() else "contains only comments or semicolons"
+        return failed(RunError("sql_error", 1, None, f"the pipeline {what}"), empty=True)
+    refused = screen(engine, statements)
+    return failed(refused) if refused else statements
+
+
 @dataclass(frozen=True)
 class ReplayJob:
     """Everything a worker needs; it regenerates the log itself (deterministic, cached per worker)."""
 
     task: Task
     schedule: Schedule
-    statements: list[Statement]
+    script: str
     limits: Limits
     engine: str = "duckdb"
+    cap: ResultCap | None = None
+
+
+def die_with_parent(parent: int | None = None) -> None:
+    """Make this process exit when its parent does (no orphaned workers after a kill or SIGTERM).
+
+    Linux: the kernel sends SIGKILL on the parent's death (PR_SET_PDEATHSIG); elsewhere a thread
+    watches the parent's pid.
+    """
+    parent = os.getppid() if parent is None else parent
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        import threading
+
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(1.0)
+            os._exit(1)
+
+        threading.Thread(target=watch, daemon=True).start()
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+
+
+def _mapped_bytes() -> int:
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _limit_memory(limits: Limits) -> None:
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    soft = _mapped_bytes() + limits.memory_bytes + WORKER_MARGIN_BYTES
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+RETIRE_GROWTH_BYTES = 512 << 20
+"""A worker whose address space has grown this much since its first job retires after the job in
+hand (its successor starts clean), so that no job's memory cap inherits an earlier job's growth."""
 
 
 def _serve(conn: Connection) -> None:
-    engine_cache: dict[str, Engine] = {}
+    baseline: int | None = None
+    engines: dict[str, Engine] = {}
+    prepared: tuple[str, str, Limits, list[Statement] | ReplayResult] | None = None
     while True:
         try:
             job: ReplayJob | None = conn.recv()
@@ -59,18 +138,38 @@ def _serve(conn: Connection) -> None:
         if job is None:
             return
         try:
-            engine = engine_cache.setdefault(job.engine, get_engine(job.engine))
+            _limit_memory(job.limits)
+            engine = engines.setdefault(job.engine, get_engine(job.engine))
+            if prepared is None or prepared[:3] != (job.engine, job.script, job.limits):
+                prepared = (
+                    job.engine,
+                    job.script,
+                    job.limits,
+                    prepare(engine, job.script, job.limits),
+                )
+            statements = prepared[3]
+            if isinstance(statements, ReplayResult):
+                conn.send(("done", statements, False))
+                continue
             log = log_from_seed(job.task, job.schedule.log_kind, job.schedule.log_seed)
             result = replay(
                 engine,
-                job.statements,
+                statements,
                 job.schedule,
                 log,
                 job.task.spec.target.name,
                 job.limits,
                 heartbeat=lambda batch, stmt: conn.send(("beat", batch, stmt)),
+                cap=job.cap,
             )
-            conn.send(("done", result))
+            baseline = baseline or _mapped_bytes()
+            retire = _mapped_bytes() > baseline + RETIRE_GROWTH_BYTES
+            conn.send(("done", result, retire))
+            if retire:
+                return
+        except MemoryError:  # an allocation past the worker's cap: the script's memory, not ours
+            prepared = None
+            conn.send(("out_of_memory", "the replay exhausted the worker's memory"))
         except Exception:
             conn.send(("harness_error", traceback.format_exc()))
 
@@ -83,7 +182,11 @@ class Sandbox:
     """A supervised worker process that runs replay jobs one at a time. Use as a context manager.
 
     The worker is a plain `python -m arrivalbench.sandbox` child speaking over a socket pair, so it
-    never re-imports the caller's main module (stdin scripts, notebooks, pytest, Ray all work).
+    never re-imports the caller's main module (stdin scripts, notebooks, pytest, Ray all work). It
+    dies with its parent. A worker that dies or stays silent before a job's first statement is
+    replaced and the job sent once more to a fresh worker; if that fails too, the job is the
+    artifact's ERROR (its script is what the worker was handed), never an exception that stops
+    a grade or a sweep.
     """
 
     def __init__(self) -> None:
@@ -101,7 +204,13 @@ class Sandbox:
             self._kill()
             parent, child = socket.socketpair()
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "arrivalbench.sandbox", str(child.fileno())],
+                [
+                    sys.executable,
+                    "-m",
+                    "arrivalbench.sandbox",
+                    str(child.fileno()),
+                    str(os.getpid()),
+                ],
                 pass_fds=(child.fileno(),),
                 stdin=subprocess.DEVNULL,
                 cwd="/",
@@ -121,48 +230,68 @@ class Sandbox:
         self._process, self._conn = None, None
 
     def run(self, job: ReplayJob) -> ReplayResult:
+        failure = self._attempt(job)
+        if not isinstance(failure, _NotStarted):
+            return failure
+        again = self._attempt(job)  # a fresh worker: the first may have died of an earlier job
+        if not isinstance(again, _NotStarted):
+            return again
+        return ReplayResult(None, RunError(again.error_class, 1, None, again.message), 0.0, 0)
+
+    def _attempt(self, job: ReplayJob) -> ReplayResult | _NotStarted:
         conn = self._start()
-        conn.send(job)
-        batch, stmt = None, None
+        try:
+            conn.send(job)
+        except OSError:
+            self._kill()
+            return _NotStarted("engine_crash", "the replay worker could not be reached")
+        limits = job.limits
+        batch: int | None = None
+        stmt: int | None = None
+        started: float | None = None
         while True:
-            patience = (
-                STARTUP_SECONDS
-                if batch is None
-                else job.limits.statement_timeout + KILL_GRACE_SECONDS
-            )
+            if started is None:
+                patience = STARTUP_SECONDS
+            else:
+                budget_left = started + limits.replay_timeout - time.monotonic()
+                patience = max(0.0, min(limits.statement_timeout, budget_left)) + KILL_GRACE_SECONDS
             try:
                 ready = conn.poll(patience)
                 message = conn.recv() if ready else None
             except (EOFError, ConnectionError, OSError):
                 code = self._process.wait() if self._process else None
                 self._kill()
-                if (
-                    batch is None
-                ):  # died before running any pipeline statement: not the pipeline's doing
-                    raise HarnessError(
-                        f"the replay worker died before the pipeline ran ({_death(code)})"
-                    ) from None
+                if started is None:
+                    return _NotStarted("engine_crash", _death(code))
                 return ReplayResult(
                     None, RunError("engine_crash", batch, stmt, _death(code)), 0.0, 0
                 )
             if message is None:
                 self._kill()
-                if batch is None:
-                    raise HarnessError(
-                        f"the replay worker did not start a statement within {STARTUP_SECONDS:g} s"
+                if started is None:
+                    return _NotStarted(
+                        "timeout",
+                        f"the replay did not start within {STARTUP_SECONDS:g} s; worker killed",
                     )
                 error = RunError(
                     "timeout",
                     batch,
                     stmt,
-                    f"statement exceeded the {job.limits.statement_timeout:g} s limit and ignored the interrupt; worker killed",
+                    f"the statement outlived its {limits.statement_timeout:g} s limit (or the replay "
+                    f"its {limits.replay_timeout:g} s budget) and ignored the interrupt; worker killed",
                 )
                 return ReplayResult(None, error, 0.0, 0)
             kind = message[0]
             if kind == "beat":
                 batch, stmt = message[1], message[2]
+                started = started or time.monotonic()
             elif kind == "done":
+                if message[2]:  # the worker retires after this job
+                    self._kill()
                 return message[1]
+            elif kind == "out_of_memory":
+                self._kill()
+                return ReplayResult(None, RunError("engine_crash", batch, stmt, message[1]), 0.0, 0)
             else:
                 self._kill()
                 raise HarnessError(f"the replay worker failed (a harness defect):\n{message[1]}")
@@ -177,6 +306,14 @@ class Sandbox:
         self._kill()
 
 
+@dataclass(frozen=True)
+class _NotStarted:
+    """A job the worker never began: it died or stayed silent before the first statement."""
+
+    error_class: str
+    message: str
+
+
 def _death(exitcode: int | None) -> str:
     if exitcode is not None and exitcode < 0:
         return f"the engine process was killed by signal {-exitcode}"
@@ -184,7 +321,5 @@ def _death(exitcode: int | None) -> str:
 
 
 if __name__ == "__main__":
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_AS, (WORKER_ADDRESS_SPACE, WORKER_ADDRESS_SPACE))
+    die_with_parent(int(sys.argv[2]))
     _serve(Connection(int(sys.argv[1])))

@@ -36,21 +36,33 @@ class Crash:
     slot: int
     of: int
 
+    PER_DELIVERY = 4
+    """At most this many stops per crashed delivery, so a replay's executions grow linearly with
+    the script's length (each stop re-runs a prefix): without it a 1,000-statement script
+    would run ~500,000 statements in one crashed schedule."""
+
     def statements(self, n_statements: int) -> tuple[int, ...]:
         """1-based statements after which successive attempts at this delivery stop; () for one statement.
 
         The points 1..n-1 are dealt round-robin over the schedule's crashes, so together the
-        crashes of one schedule stop the script after every statement at least once, whatever
-        its length. A short script (no more points than crashes) is crashed once per delivery,
-        cycling through its points. Each stop is followed by a redelivery of the same batch; the
-        last attempt runs the whole script.
+        crashes of one schedule stop the script after every statement at least once, as long as
+        it has no more points than `of * PER_DELIVERY` (every script of the built-in suite). A
+        longer script is stopped at that many points spread evenly over its length, first and
+        last included. A short script (no more points than crashes) is crashed once per
+        delivery, cycling through its points. Each stop is followed by a redelivery of the same
+        batch; the last attempt runs the whole script.
         """
         points = n_statements - 1
         if points < 1:
             return ()
         if points <= self.of:
             return (1 + self.slot % points,)
-        return tuple(p for p in range(1, n_statements) if (p - 1) % self.of == self.slot)
+        budget = self.of * self.PER_DELIVERY
+        if points <= budget:
+            chosen = list(range(1, n_statements))
+        else:
+            chosen = sorted({1 + round(j * (points - 1) / (budget - 1)) for j in range(budget)})
+        return tuple(p for i, p in enumerate(chosen) if i % self.of == self.slot)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import Any
 from arrivalbench.engines import Limits
 from arrivalbench.errors import UsageError
 from arrivalbench.grade import Grader
+from arrivalbench.sandbox import die_with_parent
 from arrivalbench.schedules import resolve_schedules
 from arrivalbench.spec import get_task
 from arrivalbench.store import Cell, RunDir, RunStoreError, verdict_row
@@ -114,7 +115,9 @@ def _local(units: list[Unit], config: SweepConfig, workers: int) -> Results:
     restarts = 0
     context = multiprocessing.get_context("forkserver")
     while remaining:
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+        pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=die_with_parent
+        )
         futures = {pool.submit(grade_unit, unit, config): unit for unit in remaining}
         finished: list[Unit] = []
         try:
@@ -132,9 +135,22 @@ def _local(units: list[Unit], config: SweepConfig, workers: int) -> Results:
                     f"grading workers died {restarts} times; graded results so far are kept, rerun to resume."
                 ) from None
         finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+            _stop(pool)
         done_ids = {id(u) for u in finished}
         remaining = [u for u in remaining if id(u) not in done_ids]
+
+
+def _stop(pool: Any) -> None:
+    """Shut a pool down now: cancel what has not started and stop the workers grading the rest
+    (on SIGTERM or Ctrl-C the sweep must not leave them running; their sandbox workers follow
+    them, see sandbox.die_with_parent)."""
+    workers = dict(getattr(pool, "_processes", None) or {})
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in workers.values():
+        if process.is_alive():
+            process.terminate()
+    for process in workers.values():
+        process.join(timeout=5)
 
 
 def _ray(units: list[Unit], config: SweepConfig, workers: int, address: str | None) -> Results:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Protocol
@@ -10,7 +11,7 @@ import pyarrow as pa
 
 from arrivalbench.errors import UnknownNameError, UsageError
 
-_MEMORY = re.compile(r"^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$", re.IGNORECASE)
+_MEMORY = re.compile(r"^(\d+(\.\d+)?)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -22,34 +23,77 @@ class Statement:
     kind: str  # the engine's statement type, e.g. "INSERT"
 
 
+_UNITS = {"B": 1, "KB": 1000, "MB": 1000**2, "GB": 1000**3, "TB": 1000**4}
+_UNITS.update({"KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30, "TIB": 1 << 40})
+MIN_MEMORY_BYTES = 64 * 1000**2
+"""Below this an engine cannot even hold a batch; a smaller limit is a typo (1KB for 1GB)."""
+
+
+def memory_bytes(text: str) -> int:
+    """Bytes in a size such as '512MB' or '2GiB' (the engine's own spelling: 1GB = 10^9 bytes)."""
+    match = _MEMORY.match(text.strip())
+    if not match:
+        raise UsageError(f"memory limit must look like 512MB or 2GB; found {text!r}.")
+    return int(float(match.group(1)) * _UNITS[match.group(3).upper()])
+
+
 @dataclass(frozen=True)
 class Limits:
-    """Per-statement time limit (seconds) and per-replay engine memory limit (e.g. '1GB')."""
+    """What one replay may spend: every number an untrusted script could otherwise make unbounded.
+
+    `statement_timeout` (seconds per statement), `memory_limit` (the engine's, per replay; the
+    worker's address space is capped a fixed overhead above it), `replay_timeout` (seconds of
+    wall time for a whole schedule, crash retries included) and `max_script_bytes` (a longer
+    script is refused before it is parsed).
+    """
 
     statement_timeout: float = 10.0
     memory_limit: str = "1GB"
+    replay_timeout: float = 120.0
+    max_script_bytes: int = 1_000_000
 
     def __post_init__(self) -> None:
-        if not self.statement_timeout > 0:
+        for name in ("statement_timeout", "replay_timeout"):
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+                flag = "--" + name.replace("_", "-")
+                raise UsageError(
+                    f"{flag} must be a positive, finite number of seconds; found {value!r}."
+                )
+        if memory_bytes(self.memory_limit) < MIN_MEMORY_BYTES:
             raise UsageError(
-                f"statement timeout must be a positive number of seconds; found {self.statement_timeout}."
+                f"--memory-limit {self.memory_limit} is below the 64MB an engine needs to hold "
+                "a batch; give e.g. 512MB or 1GB."
             )
-        if not _MEMORY.match(self.memory_limit.strip()):
+        if not (isinstance(self.max_script_bytes, int) and self.max_script_bytes > 0):
             raise UsageError(
-                f"memory limit must look like 512MB or 2GB; found {self.memory_limit!r}."
+                f"--max-script-bytes must be a positive whole number; found {self.max_script_bytes!r}."
             )
+
+    @property
+    def memory_bytes(self) -> int:
+        return memory_bytes(self.memory_limit)
 
 
 class Session(Protocol):
     def load_batch(self, name: str, table: pa.Table) -> None: ...
     def execute(self, sql: str) -> None: ...
     def interrupt(self) -> None: ...
-    def read_table(self, name: str) -> pa.Table | None: ...
+    def capture(self, name: str, into: str) -> int | None:
+        """Evaluate table or view `name` into a session table `into` (a statement, so the caller
+        can run it under the watchdog); its row count, or None when no such table or view exists."""
+        ...
+
+    def read_table(self, name: str, max_bytes: int | None = None) -> pa.Table | None:
+        """A session table's rows; None once they exceed `max_bytes` (reading stops there)."""
+        ...
+
     def close(self) -> None: ...
 
 
 class Database(Protocol):
-    """A database that persists across sessions for one replay; gone when closed."""
+    """A database that persists across the sessions of one replay and shares nothing with any
+    other: every replay opens a new one, so nothing an artifact made can reach another."""
 
     def session(self) -> Session: ...
     def close(self) -> None: ...
