@@ -30,12 +30,18 @@ TaskOpt = Annotated[str, typer.Option("--task", "-t", help="Task id (see: arriva
 SeedOpt = Annotated[int, typer.Option("--seed", help="Base seed for logs and schedules.")]
 
 
-def read_pipeline(path: Path) -> str:
+def read_pipeline(path: Path, max_bytes: int | None = None) -> str:
     """The pipeline's text, or a PipelineInputError saying what is wrong with the file."""
     if not path.exists():
         raise PipelineInputError(f"{path}: pipeline file not found; pass the path of a .sql file.")
     if not path.is_file():
         raise PipelineInputError(f"{path}: is not a file; pass the path of a .sql file.")
+    size = path.stat().st_size
+    if max_bytes is not None and size > max_bytes:
+        raise PipelineInputError(
+            f"{path}: the pipeline has {size:,} bytes, more than the {max_bytes:,} allowed; "
+            "shorten it or raise --max-script-bytes."
+        )
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -127,21 +133,32 @@ def grade(
     memory_limit: Annotated[
         str, typer.Option(help="DuckDB memory limit per replay, e.g. 1GB.")
     ] = "1GB",
+    replay_timeout: Annotated[
+        float, typer.Option(help="Seconds of wall time per replay of a whole schedule.")
+    ] = 120.0,
+    max_script_bytes: Annotated[
+        int, typer.Option(help="Largest pipeline accepted, in bytes.")
+    ] = 1_000_000,
 ) -> None:
     """Grade one pipeline of a task: PASS, FAIL or ERROR per schedule."""
     from arrivalbench.grade import Grader, dumps, replay_command
     from arrivalbench.schedules import load_schedule_file, resolve_schedules
     from arrivalbench.spec import get_task
 
+    limits = Limits(
+        statement_timeout=statement_timeout,
+        memory_limit=memory_limit,
+        replay_timeout=replay_timeout,
+        max_script_bytes=max_script_bytes,
+    )
     the_task = get_task(task)
-    script = read_pipeline(pipeline)
+    script = read_pipeline(pipeline, limits.max_script_bytes)
     prebuilt = None
     if schedule_file is not None:
         schedule, log = load_schedule_file(str(schedule_file), the_task)
         names, prebuilt = [schedule.name], {schedule.name: (schedule, log)}
     else:
         names = resolve_schedules(the_task, schedules)
-    limits = Limits(statement_timeout=statement_timeout, memory_limit=memory_limit)
     with Grader(seed=seed, limits=limits) as grader:
         record, _ = grader.grade(the_task, script, names, where=str(pipeline), prebuilt=prebuilt)
     if as_json:

@@ -30,11 +30,20 @@ KILL_GRACE_SECONDS = 5.0
 """How long past the statement timeout a silent worker is given before it is killed."""
 STARTUP_SECONDS = 120.0
 """How long a worker may take to start and prepare a job (imports, log generation, parsing)."""
-WORKER_MARGIN_BYTES = 384 << 20
-"""Each job caps the worker's address space at what it has mapped already plus the engine's
-memory limit plus this margin. What escapes DuckDB's own limit (long strings, the
-external-resource registry) then fails an allocation in the worker instead of growing it: with
-the interpreter's ~180 MB resident, a replay stays under its memory limit + ~0.6 GB."""
+WORKER_OVERHEAD_BYTES = 768 << 20
+"""Each job caps the worker's address space at the engine's memory limit plus this (the
+interpreter, DuckDB and Arrow map ~0.5 GB, ~0.18 GB of it resident). What escapes DuckDB's own
+limit (long strings, the external-resource registry) then fails an allocation in the worker
+instead of growing it. The cap is the same for every job, whatever ran before it."""
+WORKER_ENVIRONMENT = {
+    "ARROW_DEFAULT_MEMORY_POOL": "system",
+    "MALLOC_ARENA_MAX": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+}
+"""Allocators and thread pools that would otherwise reserve ~2 GB of address space they never
+use (jemalloc's retained chunks, a 64 MB malloc arena and a BLAS thread per core), which would
+make an address-space cap meaningless."""
 
 
 def screen(engine: Engine, statements: list[Statement]) -> RunError | None:
@@ -115,7 +124,7 @@ def _mapped_bytes() -> int:
 
 def _limit_memory(limits: Limits) -> None:
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
-    soft = _mapped_bytes() + limits.memory_bytes + WORKER_MARGIN_BYTES
+    soft = limits.memory_bytes + WORKER_OVERHEAD_BYTES
     if hard != resource.RLIM_INFINITY:
         soft = min(soft, hard)
     resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
@@ -214,6 +223,7 @@ class Sandbox:
                 pass_fds=(child.fileno(),),
                 stdin=subprocess.DEVNULL,
                 cwd="/",
+                env={**os.environ, **WORKER_ENVIRONMENT},
             )
             child.close()
             self._conn = Connection(parent.detach())

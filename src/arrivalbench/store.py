@@ -445,6 +445,8 @@ def create_suite_run(
             "schedules": None,
             "statement_timeout": limits.statement_timeout,
             "memory_limit": limits.memory_limit,
+            "replay_timeout": limits.replay_timeout,
+            "max_script_bytes": limits.max_script_bytes,
             **(config or {}),
         },
         cells=cells,

@@ -41,9 +41,12 @@ class SweepConfig:
     @classmethod
     def from_manifest(cls, manifest: dict[str, Any]) -> SweepConfig:
         config = manifest.get("config", {})
+        default = Limits()
         limits = Limits(
-            statement_timeout=float(config.get("statement_timeout", 10.0)),
-            memory_limit=str(config.get("memory_limit", "1GB")),
+            statement_timeout=float(config.get("statement_timeout", default.statement_timeout)),
+            memory_limit=str(config.get("memory_limit", default.memory_limit)),
+            replay_timeout=float(config.get("replay_timeout", default.replay_timeout)),
+            max_script_bytes=int(config.get("max_script_bytes", default.max_script_bytes)),
         )
         return cls(
             seed=int(manifest["base_seed"]), limits=limits, schedules=config.get("schedules")
