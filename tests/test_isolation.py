@@ -192,14 +192,17 @@ def test_regression_builtin_shadowing_macros_do_not_change_the_next_artifacts_ve
     assert {e["verdict"] for e in record["verdicts"].values()} == {"PASS"}
 
 
+PARK_MEMORY = "".join(
+    f"SELECT * FROM register_external_resource('blob', 'b{i}', MAP {{'v': repeat('x', 300000000)}});\n"
+    for i in range(8)
+)
+"""Gigabytes parked outside DuckDB's memory limit, in the instance's external-resource registry."""
+
+
 def test_regression_parked_memory_in_the_resource_registry_costs_only_its_own_verdict(grader, task):
     """Gigabytes parked in the registry outlived the artifact: the worker died between jobs, which
     raised HarnessError, so `grade` exited 1 and `grade-run` stopped before writing any verdict."""
-    park = "".join(
-        f"SELECT * FROM register_external_resource('blob', 'b{i}', MAP {{'v': repeat('x', 300000000)}});\n"
-        for i in range(8)
-    )
-    record, _ = grader.grade(task, park + task.gold_sql, ["snapshot", "single_batch"])
+    record, _ = grader.grade(task, PARK_MEMORY + task.gold_sql, ["snapshot", "single_batch"])
     for entry in record["verdicts"].values():
         assert entry["verdict"] == "ERROR" and entry["error_class"] == "engine_crash", entry
     after, _ = grader.grade(task, task.gold_sql, HIDDEN)
@@ -215,11 +218,42 @@ def test_a_sweep_does_not_depend_on_which_worker_graded_what(tmp_path, task):
         "CREATE MACRO sum(x) AS 42;\nCREATE TYPE leftover AS ENUM ('a');\n" + task.gold_sql
     )
     (scripts / "daily_revenue.1.sql").write_text(task.gold_sql)
+    (scripts / "daily_revenue.2.sql").write_text(PARK_MEMORY + task.gold_sql)
+    (scripts / "daily_revenue.3.sql").write_text(task.gold_sql)
     run = import_scripts(scripts, arm="mixed", out=tmp_path / "run")
     sweep(run, workers=1)
     rows = run.verdicts().to_pylist()
-    assert {r["verdict"] for r in rows if r["sample"] == 1} == {"PASS"}
+    assert {r["verdict"] for r in rows if r["sample"] in (1, 3)} == {"PASS"}
+    assert {r["error_class"] for r in rows if r["sample"] == 2} == {"engine_crash"}
     assert verify(run, workers=2) == []
+
+
+class Unpicklable:
+    """A job field no worker can rebuild: the worker dies reading the job, before it starts."""
+
+    def __reduce__(self):
+        return (_explode, ())
+
+
+def _explode():
+    raise SystemExit(3)
+
+
+def test_a_job_that_kills_its_worker_before_it_starts_is_retried_once_then_an_error(task):
+    """A worker that died before a job's first statement raised HarnessError, which stopped
+    `grade` and `grade-run`; now the job goes to a fresh worker once more, then is an ERROR."""
+    built, _ = build_schedule(task, "snapshot", 0)
+    with Sandbox() as sandbox:
+        assert run_target(sandbox, task, "CREATE TABLE daily_revenue AS SELECT 1 AS x;")
+        job = ReplayJob(
+            task=task, schedule=built, script="SELECT 1", limits=LIMITS, cap=Unpicklable()
+        )
+        result = sandbox.run(job)
+        assert result.target is None and result.error.error_class == "engine_crash"
+        assert "exited unexpectedly" in result.error.message
+        assert run_target(sandbox, task, "CREATE TABLE daily_revenue AS SELECT 2 AS x;") == [
+            {"x": 2}
+        ]
 
 
 # --- screening reads tokens ------------------------------------------------------------------------

@@ -8,6 +8,7 @@ sorted NULL-safely by key. The share of right rows is reported beside the verdic
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import math
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from arrivalbench.replay import bounded_message
 from arrivalbench.spec import TargetSpec
 
 EXAMPLES = 3
@@ -143,6 +145,35 @@ def compare(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> Compari
         }
         return Comparison(False, diff)
 
+    try:
+        return _compare_rows(expected, actual, target)
+    except duckdb.Error as exc:
+        # A value the engine cannot even cast (an out-of-range HUGEINT): a wrong table, whose
+        # error may have left the shared comparison database unusable.
+        _discard_database()
+        message = bounded_message(str(exc))
+        diff = {
+            "counts": {**counts, "changed": max(expected.num_rows, actual.num_rows)},
+            "examples": {"uncomparable": [{"message": message}]},
+            "expected_rows": expected.num_rows,
+            "actual_rows": actual.num_rows,
+            "right_rows_share": 0.0,
+        }
+        return Comparison(False, diff)
+
+
+def _discard_database() -> None:
+    """After an engine error the shared comparison database may be unusable: start a new one."""
+    global _DATABASE
+    if _DATABASE is not None:
+        with contextlib.suppress(duckdb.Error):
+            _DATABASE.close()
+    _DATABASE = None
+
+
+def _compare_rows(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> Comparison:
+    """The typed bag comparison on the key, for tables whose columns match the declared ones."""
+    counts = dict.fromkeys(KINDS, 0)
     by_lower = {n.lower(): n for n in actual.column_names}
     cols = list(target.columns)
     keys = target.key

@@ -41,13 +41,18 @@ RESULT_ROWS_FACTOR = 100
 RESULT_ROWS_FLOOR = 10_000
 RESULT_BYTES_FLOOR = 64 << 20
 """A target may hold up to 100 times the expected table's rows (at least 10,000) and bytes (at
-least 64 MiB) before reading it back is refused: a FAIL needs no more than that to be a FAIL."""
+least 64 MiB), and at most 64 columns more than it with 64 KiB of names, before reading it
+back is refused: a FAIL needs no more than that to be a FAIL."""
+
+
+RESULT_EXTRA_COLUMNS = 64
 
 
 def result_cap(expected: pa.Table) -> ResultCap:
     return ResultCap(
         rows=max(RESULT_ROWS_FACTOR * expected.num_rows, RESULT_ROWS_FLOOR),
         bytes=max(RESULT_ROWS_FACTOR * expected.nbytes, RESULT_BYTES_FLOOR),
+        columns=expected.num_columns + RESULT_EXTRA_COLUMNS,
     )
 
 

@@ -67,6 +67,8 @@ class ResultCap:
 
     rows: int
     bytes: int
+    columns: int
+    column_name_bytes: int = 65_536
 
 
 @dataclass(frozen=True)
@@ -275,6 +277,15 @@ def _read_target(
             )
             return None, RunError("result_too_large", last, None, message)
         table = session.read_table(RESULT_TABLE, None if cap is None else cap.bytes)
+        if table is not None and cap is not None:
+            names = sum(len(n.encode()) for n in table.column_names)
+            if table.num_columns > cap.columns or names > cap.column_name_bytes:
+                message = (
+                    f"the target has {table.num_columns:,} columns ({names:,} bytes of names), "
+                    f"more than the {cap.columns:,} columns ({cap.column_name_bytes:,} bytes) "
+                    "allowed; nothing was compared"
+                )
+                return None, RunError("result_too_large", last, None, message)
         if table is None:
             assert cap is not None
             message = (

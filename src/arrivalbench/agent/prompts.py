@@ -142,6 +142,7 @@ def error_feedback(entry: dict[str, Any]) -> str:
             "sandbox_refused": "the script was refused before running",
             "missing_target": "the target table did not exist afterwards",
             "engine_crash": "the database process stopped",
+            "result_too_large": "the target table was far larger than expected",
         }.get(entry.get("error_class", ""), "SQL error")
     )
     return _fill(

@@ -40,6 +40,11 @@ CREATABLE = frozenset({"TABLE", "VIEW", "SEQUENCE", "INDEX", "SCHEMA", "MACRO", 
 _CREATE_MODIFIERS = frozenset({"OR", "REPLACE", "TEMP", "TEMPORARY", "UNIQUE", "PERSISTENT"})
 
 
+NOWHERE = "/nonexistent-arrivalbench"
+"""Where DuckDB is told its home, secret and extension folders are, so that no setting and no
+error message names a folder of the host."""
+
+
 def _config(limits: Limits) -> dict[str, object]:
     return {
         "python_enable_replacements": False,
@@ -51,6 +56,9 @@ def _config(limits: Limits) -> dict[str, object]:
         "memory_limit": limits.memory_limit,
         "max_temp_directory_size": "0B",
         "temp_directory": "",
+        "home_directory": NOWHERE,
+        "secret_directory": NOWHERE + "/secrets",
+        "extension_directory": NOWHERE + "/extensions",
     }
 
 
@@ -125,9 +133,12 @@ class DuckDBSession:
         )
 
     def read_table(self, name: str, max_bytes: int | None = None) -> pa.Table | None:
-        """A session table's rows, streamed so that reading stops (None) once past `max_bytes`."""
+        """A session table's rows, streamed so that reading stops (None) once past `max_bytes`
+        (column names count too: a script chooses them)."""
         reader = self._cursor.sql(f'SELECT * FROM temp.main."{name}"').to_arrow_reader(65_536)
-        batches, size = [], 0
+        batches, size = [], sum(len(n.encode()) for n in reader.schema.names)
+        if max_bytes is not None and size > max_bytes:
+            return None
         for batch in reader:
             size += batch.nbytes
             if max_bytes is not None and size > max_bytes:
