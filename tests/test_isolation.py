@@ -417,7 +417,7 @@ def test_regression_a_huge_error_message_is_stored_in_at_most_2kb(grader, task, 
     if entry["error_class"] == "sql_error":
         assert "truncated" in entry["message"] and f"{megabytes}," in entry["message"]
     else:
-        assert megabytes == 200 and entry["error_class"] == "engine_crash"
+        assert megabytes == 200 and entry["error_class"] == "engine_crash", entry
 
 
 def test_replay_wall_budget_ends_a_replay_of_many_slow_statements(task):

@@ -130,13 +130,13 @@ def _limit_memory(limits: Limits) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
-RETIRE_GROWTH_BYTES = 512 << 20
-"""A worker whose address space has grown this much since its first job retires after the job in
-hand (its successor starts clean), so that no job's memory cap inherits an earlier job's growth."""
+RETIRE_MAPPED_BYTES = 1 << 30
+"""A worker retires after a job that left it mapping more than this (an idle worker maps ~0.5 GB),
+or that ran out of memory: allocators keep what a greedy job took, and the next job, whatever
+artifact it grades, must start with the same room as the first."""
 
 
 def _serve(conn: Connection) -> None:
-    baseline: int | None = None
     engines: dict[str, Engine] = {}
     prepared: tuple[str, str, Limits, list[Statement] | ReplayResult] | None = None
     while True:
@@ -171,14 +171,14 @@ def _serve(conn: Connection) -> None:
                 heartbeat=lambda batch, stmt: conn.send(("beat", batch, stmt)),
                 cap=job.cap,
             )
-            baseline = baseline or _mapped_bytes()
-            retire = _mapped_bytes() > baseline + RETIRE_GROWTH_BYTES
+            crashed = result.error is not None and result.error.error_class == "engine_crash"
+            retire = crashed or _mapped_bytes() > RETIRE_MAPPED_BYTES
             conn.send(("done", result, retire))
             if retire:
                 return
         except MemoryError:  # an allocation past the worker's cap: the script's memory, not ours
-            prepared = None
             conn.send(("out_of_memory", "the replay exhausted the worker's memory"))
+            return
         except Exception:
             conn.send(("harness_error", traceback.format_exc()))
 

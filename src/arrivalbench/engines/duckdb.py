@@ -119,18 +119,21 @@ class DuckDBSession:
         self._cursor.interrupt()
 
     def capture(self, name: str, into: str) -> int | None:
-        exists = self._cursor.execute(
-            "SELECT count(*) FROM (SELECT table_name AS n FROM duckdb_tables() UNION ALL "
-            "SELECT view_name FROM duckdb_views() WHERE NOT internal) WHERE lower(n) = lower(?)",
-            [name],
-        ).fetchall()[0][0]
-        if not exists:
-            return None
         quoted = name.replace('"', '""')
-        self._cursor.execute(f'CREATE TEMP TABLE "{into}" AS SELECT * FROM "{quoted}"')
-        return int(
-            self._cursor.execute(f'SELECT count(*) FROM temp.main."{into}"').fetchall()[0][0]
-        )
+        try:
+            created = self._cursor.execute(
+                f'CREATE TEMP TABLE "{into}" AS SELECT * FROM "{quoted}"'
+            ).fetchall()
+        except duckdb.CatalogException:  # no such table or view, or a view over a dropped table
+            exists = self._cursor.execute(
+                "SELECT count(*) FROM (SELECT table_name AS n FROM duckdb_tables() UNION ALL "
+                "SELECT view_name FROM duckdb_views() WHERE NOT internal) WHERE lower(n) = lower(?)",
+                [name],
+            ).fetchall()[0][0]
+            if exists:
+                raise
+            return None
+        return int(created[0][0])
 
     def read_table(self, name: str, max_bytes: int | None = None) -> pa.Table | None:
         """A session table's rows, streamed so that reading stops (None) once past `max_bytes`
