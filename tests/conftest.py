@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -10,6 +11,9 @@ import pytest
 import yaml
 
 from arrivalbench.spec import SUITE_DIR, Task, load_task
+
+# A developer's official seed file must not turn the tests' public runs private.
+os.environ.pop("ARRIVALBENCH_SEED_FILE", None)
 
 CopyTask = Callable[..., Path]
 EditSpec = Callable[[Path, Callable[[dict], object]], None]

@@ -13,7 +13,9 @@ import pytest
 
 from arrivalbench.grade import Grader, dumps
 from arrivalbench.schedules import default_schedules
+from arrivalbench.seeds import DEFAULT_SEED
 from arrivalbench.spec import get_task
+from arrivalbench.store import RunDir
 
 SCRIPT = Path(sys.executable).parent / "arrivalbench"
 COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "arrivalbench.cli"]
@@ -336,3 +338,72 @@ def test_schedule_file_with_an_impossible_crash_is_a_user_error(tmp_path, gold, 
     assert_one_line_user_error(
         cli("grade", "-t", "daily_revenue", "-p", gold, "--schedule-file", bad), "crash"
     )
+
+
+# --- regressions ----------------------------------------------------------------------------------
+
+
+def test_schedule_file_grade_recorded_the_default_seed_and_hinted_another_schedule(
+    tmp_path, control
+):
+    """Regression: `grade --schedule-file` recorded and printed the default --seed, not the file's,
+    so its "Replay one of these with" hint (`--schedules NAME --seed 20260101`) replayed a different
+    schedule than the file's."""
+    path = tmp_path / "dup7.json"
+    made = cli(
+        "schedule", "-t", "daily_revenue", "-s", "duplicate_delivery", "--seed", 7, "-o", path
+    )
+    assert made.returncode == 0, made.stderr
+    file_seed = json.loads(path.read_text(encoding="utf-8"))["seed"]
+    graded = cli("grade", "-t", "daily_revenue", "-p", control, "--schedule-file", path, "--json")
+    assert graded.returncode == 0, graded.stderr
+    record = json.loads(graded.stdout)
+    assert record["seed"] == file_seed != DEFAULT_SEED
+    assert record["verdicts"]["duplicate_delivery"]["verdict"] == "FAIL"
+
+    shown = cli("grade", "-t", "daily_revenue", "-p", control, "--schedule-file", path)
+    assert shown.returncode == 0, shown.stderr
+    assert f"seed {file_seed}" in shown.stdout and f"seed {DEFAULT_SEED}" not in shown.stdout
+    hint = shown.stdout.split("Replay one of these with:")[1].strip().splitlines()[0]
+    assert (
+        hint
+        == f"arrivalbench grade --task daily_revenue --pipeline {control} --schedule-file {path}"
+    )
+    replayed = cli(*hint.split()[1:], "--json")
+    assert replayed.returncode == 0, replayed.stderr
+    assert json.loads(replayed.stdout) == record
+
+
+@pytest.fixture(scope="module")
+def graded_run(tmp_path_factory) -> Path:
+    """A graded one-task reference corpus (a development run)."""
+    from arrivalbench.corpus import make_corpus
+    from arrivalbench.sweep import sweep
+
+    run = make_corpus(tmp_path_factory.mktemp("graded") / "run", task_ids=["daily_revenue"])
+    sweep(run, workers=2)
+    return run.path
+
+
+def test_regrade_never_read_its_verify_flag(graded_run, tmp_path):
+    """Regression: `regrade` declared --verify (default True) but never read it, so `regrade RUN`
+    always verified and the flag could not be turned off. Now --verify compares, --out NEW writes a
+    re-graded copy, and neither is one line naming both; the stored verdicts never change."""
+    stored = {p.name: p.read_bytes() for p in graded_run.iterdir() if p.is_file()}
+    neither = cli("regrade", graded_run)
+    assert_one_line_user_error(neither, "--verify")
+    assert "--out NEW_RUN" in neither.stderr
+
+    copy = tmp_path / "again"
+    done = cli("regrade", graded_run, "--out", copy, "--workers", 2)
+    assert done.returncode == 0, done.stderr
+    assert f"wrote {copy}" in done.stdout and "reproduced" not in done.stdout
+    again = RunDir.open(copy)
+    assert again.verdicts().equals(RunDir.open(graded_run).verdicts())
+    assert again.manifest["regraded_from"]["path"] == str(graded_run.resolve())
+    assert {p.name: p.read_bytes() for p in graded_run.iterdir() if p.is_file()} == stored
+
+    verified = cli("regrade", graded_run, "--verify", "--workers", 2)
+    assert verified.returncode == 0, verified.stderr
+    assert "reproduced byte for byte" in verified.stdout
+    assert {p.name: p.read_bytes() for p in graded_run.iterdir() if p.is_file()} == stored

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from arrivalbench.engines import Limits
 from arrivalbench.errors import ArrivalBenchError, PipelineInputError
-from arrivalbench.seeds import DEFAULT_SEED
+from arrivalbench.seeds import DEFAULT_SEED, PrivateSeed, resolve_seed_file
 
 app = typer.Typer(
     add_completion=False,
@@ -27,7 +27,58 @@ err = Console(stderr=True)
 VERDICT_STYLE = {"PASS": "green", "FAIL": "bold red", "ERROR": "bold yellow"}
 
 TaskOpt = Annotated[str, typer.Option("--task", "-t", help="Task id (see: arrivalbench tasks).")]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Base seed for logs and schedules.")]
+SeedOpt = Annotated[
+    int,
+    typer.Option(
+        "--seed", help="Public base seed: the visible log, and the hidden logs without a seed file."
+    ),
+]
+SeedFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--seed-file",
+        help="Seed file of an official run: the hidden logs descend from its secret "
+        "(default: $ARRIVALBENCH_SEED_FILE; make one with 'arrivalbench new-seed').",
+    ),
+]
+
+
+def _secret(seed_file: Path | None) -> PrivateSeed | None:
+    """The private seed of --seed-file or $ARRIVALBENCH_SEED_FILE; None for a public (development) seed."""
+    return resolve_seed_file(seed_file)
+
+
+def _run_secret(run: Any, seed_file: Path | None) -> PrivateSeed | None:
+    """The secret a stored run needs: its own for a private run, none for a development run.
+
+    $ARRIVALBENCH_SEED_FILE is read only for a private run; an explicit --seed-file given to a
+    development run is refused, since it is most likely meant for another run.
+    """
+    from arrivalbench.seeds import read_seed_file
+    from arrivalbench.store import RunStoreError
+
+    commitment = run.seed_commitment
+    try:
+        if commitment is None:
+            private = read_seed_file(seed_file) if seed_file is not None else None
+        else:
+            fix = f"pass the seed file this run was made with (commitment {commitment[:12]}…)"
+            private = resolve_seed_file(seed_file, fix)
+    except ArrivalBenchError as exc:
+        raise RunStoreError(f"{run.path}: {exc}") from None
+    run.check_secret(private)
+    return private
+
+
+def _run_kind(run: Any) -> str:
+    """One line saying whether a run is official (private seed) or a development run."""
+    commitment = run.seed_commitment
+    if commitment is None:
+        return (
+            f"development run: public base seed {run.manifest.get('base_seed')}, so anyone can "
+            "rebuild its hidden logs; not an official result (see README, 'Official runs')"
+        )
+    return f"private run: hidden logs from the secret of seed commitment {commitment[:12]}…"
 
 
 def read_pipeline(path: Path, max_bytes: int | None = None) -> str:
@@ -139,10 +190,11 @@ def grade(
     max_script_bytes: Annotated[
         int, typer.Option(help="Largest pipeline accepted, in bytes.")
     ] = 1_000_000,
+    seed_file: SeedFileOpt = None,
 ) -> None:
     """Grade one pipeline of a task: PASS, FAIL or ERROR per schedule."""
     from arrivalbench.grade import Grader, dumps, replay_command
-    from arrivalbench.schedules import load_schedule_file, resolve_schedules
+    from arrivalbench.schedules import get_kind, load_schedule_file, resolve_schedules
     from arrivalbench.spec import get_task
 
     limits = Limits(
@@ -153,18 +205,25 @@ def grade(
     )
     the_task = get_task(task)
     script = read_pipeline(pipeline, limits.max_script_bytes)
+    private = _secret(seed_file)
     prebuilt = None
     if schedule_file is not None:
-        schedule, log = load_schedule_file(str(schedule_file), the_task)
+        schedule, log = load_schedule_file(str(schedule_file), the_task, private)
         names, prebuilt = [schedule.name], {schedule.name: (schedule, log)}
+        seed = schedule.seed  # the record and the hint name the file's schedule, not --seed
+        private = private if schedule.seed_commitment is not None else None
+        title = f"{the_task.id} · {pipeline} · schedule file {schedule_file} (seed {seed})"
     else:
         names = resolve_schedules(the_task, schedules)
-    with Grader(seed=seed, limits=limits) as grader:
+        title = f"{the_task.id} · {pipeline} · seed {seed}"
+    if private is not None:
+        title += f" · private seed {private.short}"
+    with Grader(seed=seed, limits=limits, private=private) as grader:
         record, _ = grader.grade(the_task, script, names, where=str(pipeline), prebuilt=prebuilt)
     if as_json:
         sys.stdout.write(dumps(record))
         return
-    table = Table(title=f"{the_task.id} · {pipeline} · seed {seed}")
+    table = Table(title=title)
     table.add_column("schedule")
     table.add_column("verdict")
     table.add_column("detail", overflow="fold")
@@ -175,11 +234,17 @@ def grade(
     bad = [n for n, e in record["verdicts"].items() if e["verdict"] != "PASS"]
     if bad:
         out.print("Replay one of these with:", style="dim")
-        out.print(
-            "  " + replay_command(the_task.id, bad[0], seed, str(pipeline), limits),
-            highlight=False,
-            soft_wrap=True,
+        secret = private is not None and get_kind(bad[0]).log_kind == "hidden"
+        command = replay_command(
+            the_task.id,
+            bad[0],
+            seed,
+            str(pipeline),
+            limits,
+            schedule_file=None if schedule_file is None else str(schedule_file),
+            seed_file=private.path if secret else None,
         )
+        out.print("  " + command, highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -190,13 +255,14 @@ def schedule(
     out_path: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write the JSON here (default: stdout).")
     ] = None,
+    seed_file: SeedFileOpt = None,
 ) -> None:
     """Build one schedule of a task and write it as JSON, to inspect or to replay with grade --schedule-file."""
     from arrivalbench.schedules import build_schedule, schedule_to_json
     from arrivalbench.spec import get_task
 
     the_task = get_task(task)
-    built, log = build_schedule(the_task, schedule_name, seed)
+    built, log = build_schedule(the_task, schedule_name, seed, _secret(seed_file))
     text = json.dumps(schedule_to_json(built, log), indent=1) + "\n"
     if out_path is None:
         sys.stdout.write(text)
@@ -228,6 +294,7 @@ def gate(
     jobs: Annotated[
         int, typer.Option("--jobs", "-j", help="Tasks gated in parallel (default: one per core).")
     ] = 0,
+    seed_file: SeedFileOpt = None,
 ) -> None:
     """Admissibility gate over the built-in suite; exits 1 when any task is rejected."""
     from arrivalbench.gate import TaskGate, gate_suite
@@ -238,6 +305,9 @@ def gate(
     chosen = (
         [get_task(t.strip()) for t in task_ids.split(",")] if task_ids else list(suite.values())
     )
+    private = _secret(seed_file)
+    if private is not None:
+        out.print(f"hidden logs from the private seed {private.short}", highlight=False)
     started = time.perf_counter()
 
     def report(result: TaskGate) -> None:
@@ -268,7 +338,9 @@ def gate(
 
     import os
 
-    results = gate_suite(chosen, seed=seed, jobs=jobs or os.cpu_count() or 1, on_task=report)
+    results = gate_suite(
+        chosen, seed=seed, jobs=jobs or os.cpu_count() or 1, on_task=report, private=private
+    )
     admitted = sum(r.admitted for r in results)
     summary = Table(title="gate summary")
     for col in ("tasks", "admitted", "rejected", "golds", "controls", "violations", "seconds"):
@@ -310,6 +382,24 @@ def new_task_command(
 RunOpt = Annotated[Path, typer.Argument(help="A run directory.")]
 
 
+@app.command("new-seed")
+def new_seed(
+    out_path: Annotated[
+        Path, typer.Option("--out", "-o", help="The seed file to create (never overwritten).")
+    ],
+) -> None:
+    """Write a fresh random secret (mode 0600) for official runs; keep it private, pass it with --seed-file."""
+    from arrivalbench.seeds import SEED_FILE_ENV, write_seed_file
+
+    private = write_seed_file(out_path)
+    out.print(
+        f"wrote {out_path} (seed commitment {private.commitment}); keep it secret and pass it "
+        f"with --seed-file {out_path} or {SEED_FILE_ENV}={out_path}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
 @app.command("make-corpus")
 def make_corpus_command(
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="New run directory.")],
@@ -317,6 +407,7 @@ def make_corpus_command(
     task_ids: Annotated[
         str | None, typer.Option("--tasks", help="Comma-separated task ids (default: all).")
     ] = None,
+    seed_file: SeedFileOpt = None,
 ) -> None:
     """Build the reference corpus (gold, controls, naive baselines) as a run directory, ungraded."""
     from arrivalbench.corpus import make_corpus
@@ -327,12 +418,16 @@ def make_corpus_command(
 
         for task_id in ids:
             get_task(task_id)
-    run = make_corpus(out_dir, seed=seed, task_ids=ids)
+    private = _secret(seed_file)
+    run = make_corpus(
+        out_dir, seed=seed, task_ids=ids, seed_commitment=private and private.commitment
+    )
     cells = run.cells()
     out.print(
         f"wrote {out_dir}: {len(cells)} cells in arms {', '.join(run.manifest['arms'])}",
         highlight=False,
     )
+    out.print(_run_kind(run), highlight=False)
 
 
 @app.command()
@@ -370,12 +465,14 @@ def generate(
         int, typer.Option("--timeout", help="Seconds per model call, retries included.")
     ] = 600,
     seed: SeedOpt = DEFAULT_SEED,
+    seed_file: SeedFileOpt = None,
 ) -> None:
     """Let a model write each task's pipeline (snapshot repair loop) and store the scripts as a run."""
     from arrivalbench.agent.generate import generate as run_generate
     from arrivalbench.agent.models import get_model
 
     ids = [t.strip() for t in task_ids.split(",") if t.strip()] if task_ids else None
+    private = _secret(seed_file)
     run = run_generate(
         get_model(model, max_retries=max_retries, timeout=timeout),
         arms=arm,
@@ -386,6 +483,7 @@ def generate(
         seed=seed,
         concurrency=concurrency,
         log=lambda line: err.print(line, highlight=False),
+        seed_commitment=private and private.commitment,
     )
     cells = run.cells()
     missing = sum(c.artifact_sha256 is None for c in cells)
@@ -394,6 +492,7 @@ def generate(
         f"grade it with: arrivalbench grade-run {out_dir}",
         highlight=False,
     )
+    out.print(_run_kind(run), highlight=False)
 
 
 @app.command("import-scripts")
@@ -406,16 +505,21 @@ def import_scripts_command(
     ],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="New run directory.")],
     seed: SeedOpt = DEFAULT_SEED,
+    seed_file: SeedFileOpt = None,
 ) -> None:
     """Store a folder of hand-written scripts as one arm of a new run, ready for grade-run."""
     from arrivalbench.agent.generate import import_scripts
 
-    run = import_scripts(folder, arm=arm, out=out_dir, seed=seed)
+    private = _secret(seed_file)
+    run = import_scripts(
+        folder, arm=arm, out=out_dir, seed=seed, seed_commitment=private and private.commitment
+    )
     out.print(
         f"wrote {out_dir}: {len(run.cells())} cells in arm {arm}; "
         f"grade it with: arrivalbench grade-run {out_dir}",
         highlight=False,
     )
+    out.print(_run_kind(run), highlight=False)
 
 
 @app.command("import-inspect")
@@ -427,11 +531,13 @@ def import_inspect_command(
         ),
     ],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="New run directory.")],
+    seed_file: SeedFileOpt = None,
 ) -> None:
     """Store finished Inspect logs of the arrivalbench task as a run, ready for grade-run."""
     from arrivalbench.agent.inspect_import import import_inspect
 
-    run = import_inspect(log_dir, out_dir)
+    private = _secret(seed_file)
+    run = import_inspect(log_dir, out_dir, seed_commitment=private and private.commitment)
     cells = run.cells()
     missing = sum(c.artifact_sha256 is None for c in cells)
     out.print(
@@ -439,6 +545,7 @@ def import_inspect_command(
         f"({missing} without a script); grade it with: arrivalbench grade-run {out_dir}",
         highlight=False,
     )
+    out.print(_run_kind(run), highlight=False)
 
 
 def _summary_table(run: Any) -> Table:
@@ -476,6 +583,7 @@ def grade_run(
     ray_address: Annotated[
         str | None, typer.Option(help="Ray cluster address (executor ray).")
     ] = None,
+    seed_file: SeedFileOpt = None,
 ) -> None:
     """Grade every ungraded (cell, schedule) of a run directory, resuming where a sweep stopped."""
     from collections import Counter
@@ -493,6 +601,7 @@ def grade_run(
     from arrivalbench.sweep import sweep
 
     run = RunDir.open(run_dir)
+    private = _run_secret(run, seed_file)
     counts: Counter[str] = Counter()
     progress = Progress(
         TextColumn("[bold]grading"),
@@ -527,11 +636,13 @@ def grade_run(
             ray_address=ray_address,
             on_result=arrived,
             on_plan=planned,
+            private=private,
         )
     out.print(
         f"graded {report.units} cells ({report.rows} verdicts) in {report.seconds:.1f} s",
         highlight=False,
     )
+    out.print(_run_kind(run), highlight=False)
     out.print(_summary_table(run))
 
 
@@ -539,16 +650,47 @@ def grade_run(
 def regrade(
     run_dir: RunOpt,
     verify_rows: Annotated[
-        bool, typer.Option("--verify", help="Compare re-graded rows with the stored ones.")
-    ] = True,
+        bool,
+        typer.Option(
+            "--verify",
+            help="Re-execute into a scratch copy and compare with the stored rows; exit 1 if any differs.",
+        ),
+    ] = False,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Write the re-graded run here (a new folder); the stored run stays."
+        ),
+    ] = None,
     workers: Annotated[int, typer.Option("--workers", "-w")] = 0,
+    seed_file: SeedFileOpt = None,
 ) -> None:
-    """Re-execute every stored artifact into a scratch copy; exit 1 if any verdict row differs."""
+    """Grade every stored artifact again: --verify compares with the stored verdicts, --out keeps a copy.
+
+    The stored verdicts are never changed.
+    """
+    from arrivalbench.errors import UsageError
     from arrivalbench.store import RunDir
+    from arrivalbench.sweep import regrade as regrade_run
     from arrivalbench.sweep import verify
 
+    if not verify_rows and out_dir is None:
+        raise UsageError(
+            f"regrade {run_dir}: pass --verify to re-execute and compare with the stored verdicts, "
+            "or --out NEW_RUN to write a re-graded copy; the stored verdicts are never changed."
+        )
     run = RunDir.open(run_dir)
-    mismatches = verify(run, workers=workers or None)
+    private = _run_secret(run, seed_file)
+    if not verify_rows:
+        assert out_dir is not None
+        copy = regrade_run(run, out_dir, workers=workers or None, private=private)
+        out.print(
+            f"wrote {out_dir}: {copy.verdicts().num_rows} verdict rows re-graded from {run_dir} "
+            f"(unchanged); compare with: arrivalbench summary {out_dir}",
+            highlight=False,
+        )
+        return
+    mismatches = verify(run, workers=workers or None, private=private, out=out_dir)
     rows = run.verdicts().num_rows
     if mismatches:
         for line in mismatches:
@@ -563,7 +705,9 @@ def summary(run_dir: RunOpt) -> None:
     """Print the per-arm rates of a graded run (read only)."""
     from arrivalbench.store import RunDir
 
-    out.print(_summary_table(RunDir.open(run_dir)))
+    run = RunDir.open(run_dir)
+    out.print(_run_kind(run), highlight=False)
+    out.print(_summary_table(run))
 
 
 @app.command("report")

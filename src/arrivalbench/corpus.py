@@ -46,7 +46,9 @@ def make_corpus(
     seed: int = DEFAULT_SEED,
     limits: Limits | None = None,
     task_ids: list[str] | None = None,
+    seed_commitment: str | None = None,
 ) -> RunDir:
+    """The corpus as an ungraded run; `seed_commitment` makes it private (seeds.PrivateSeed)."""
     limits = limits or Limits()
     cells, artifacts = corpus_cells(task_ids)
     return create_suite_run(
@@ -56,4 +58,5 @@ def make_corpus(
         seed=seed,
         limits=limits,
         config={"corpus": "reference"},
+        seed_commitment=seed_commitment,
     )

@@ -22,6 +22,7 @@ from arrivalbench.leak import scan
 from arrivalbench.logs import task_log
 from arrivalbench.oracle import oracle_defects
 from arrivalbench.schedules import BENIGN, default_schedules
+from arrivalbench.seeds import PrivateSeed
 from arrivalbench.spec import Task
 
 ORACLE_SEEDS = 2
@@ -90,10 +91,13 @@ def gate_task(task: Task, grader: Grader) -> TaskGate:
                 schedule=hazard,
             )
 
+    private = grader.private
     for seed_offset in range(ORACLE_SEEDS):
-        seed = grader.seed + seed_offset
+        seed = (private.seed if private else grader.seed) + seed_offset
+        label = f"private seed {private.short} + {seed_offset}" if private else None
         try:
-            for defect in oracle_defects(task, task_log(task, "hidden", seed), grader.engine, seed):
+            hidden = task_log(task, "hidden", seed)
+            for defect in oracle_defects(task, hidden, grader.engine, seed, label=label):
                 violate(defect, artifact="oracle.sql")
         except ArrivalBenchError as exc:
             violate(str(exc), artifact="oracle.sql")
@@ -184,10 +188,10 @@ def _changed(verdicts: dict[str, dict[str, object]], hazard: str) -> bool:
 _GRADER: Grader | None = None
 
 
-def _gate_in_worker(task: Task, seed: int) -> TaskGate:
+def _gate_in_worker(task: Task, seed: int, private: PrivateSeed | None) -> TaskGate:
     global _GRADER
     if _GRADER is None:
-        _GRADER = Grader(seed=seed)
+        _GRADER = Grader(seed=seed, private=private)
     return gate_task(task, _GRADER)
 
 
@@ -196,12 +200,17 @@ def gate_suite(
     seed: int,
     jobs: int = 1,
     on_task: Callable[[TaskGate], None] | None = None,
+    private: PrivateSeed | None = None,
 ) -> list[TaskGate]:
-    """Gate every task, `jobs` tasks at a time; results come back in the order given."""
+    """Gate every task, `jobs` tasks at a time; results come back in the order given.
+
+    With `private`, the hidden logs (benign controls, hazards, the oracle checks) descend from
+    that secret, as in an official run; the snapshot from `seed`.
+    """
     tasks = list(tasks)
     if jobs <= 1 or len(tasks) <= 1:
         results = []
-        with Grader(seed=seed) as grader:
+        with Grader(seed=seed, private=private) as grader:
             for task in tasks:
                 results.append(gate_task(task, grader))
                 if on_task:
@@ -212,7 +221,7 @@ def gate_suite(
 
     context = multiprocessing.get_context("forkserver")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        futures = [pool.submit(_gate_in_worker, task, seed) for task in tasks]
+        futures = [pool.submit(_gate_in_worker, task, seed, private) for task in tasks]
         results = []
         for future in futures:
             results.append(future.result())

@@ -2,7 +2,9 @@
 
 The verdict record is a pure function of (task, schedule, seed, artifact, harness version) and is
 serialised with sorted keys, so grading twice gives identical bytes. Timings are returned beside
-the record, never inside it.
+the record, never inside it. When a graded schedule came from a private seed, the record adds
+that secret's `seed_commitment`; `seed` stays the public base seed, and nothing in the record
+rebuilds a hidden log.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from arrivalbench.oracle import compute_oracle
 from arrivalbench.replay import ResultCap, RunError
 from arrivalbench.sandbox import ReplayJob, Sandbox
 from arrivalbench.schedules import Schedule, build_schedule, schedule_to_json
-from arrivalbench.seeds import DEFAULT_SEED
+from arrivalbench.seeds import DEFAULT_SEED, PrivateSeed
 from arrivalbench.spec import Task
 
 RECORD_FORMAT = 1
@@ -77,11 +79,13 @@ class Grader:
     seed: int = DEFAULT_SEED
     limits: Limits = field(default_factory=Limits)
     engine_name: str = "duckdb"
+    private: PrivateSeed | None = None
+    """The secret the hidden logs descend from; None: they descend from `seed` (a public run)."""
     _sandbox: Sandbox = field(default_factory=Sandbox, init=False, repr=False)
     _oracles: dict[tuple[str, str, int], pa.Table] = field(
         default_factory=dict, init=False, repr=False
     )
-    _schedules: dict[tuple[str, str, int], tuple[Schedule, Log]] = field(
+    _schedules: dict[tuple[str, str, int, str | None], tuple[Schedule, Log]] = field(
         default_factory=dict, init=False, repr=False
     )
 
@@ -98,9 +102,9 @@ class Grader:
         self._sandbox.close()
 
     def schedule(self, task: Task, name: str) -> tuple[Schedule, Log]:
-        key = (task.identity, name, self.seed)
+        key = (task.identity, name, self.seed, self.private and self.private.commitment)
         if key not in self._schedules:
-            self._schedules[key] = build_schedule(task, name, self.seed)
+            self._schedules[key] = build_schedule(task, name, self.seed, self.private)
         return self._schedules[key]
 
     def oracle(self, task: Task, log: Log) -> pa.Table:
@@ -127,9 +131,12 @@ class Grader:
         """
         verdicts: dict[str, Any] = {}
         timings: dict[str, Any] = {}
+        commitments: set[str] = set()
         for name in schedules:
             started = time.perf_counter()
             schedule, log = (prebuilt or {}).get(name) or self.schedule(task, name)
+            if schedule.seed_commitment is not None:
+                commitments.add(schedule.seed_commitment)
             expected = self.oracle(task, log)
             job = ReplayJob(
                 task=task,
@@ -173,6 +180,8 @@ class Grader:
             "seed": self.seed,
             "verdicts": verdicts,
         }
+        if commitments:
+            record["seed_commitment"] = min(commitments)
         return record, timings
 
 
@@ -192,9 +201,22 @@ def replay_command(
     seed: int,
     pipeline: str = "PIPELINE.sql",
     limits: Limits | None = None,
+    *,
+    schedule_file: str | None = None,
+    seed_file: str | None = None,
 ) -> str:
-    """The exact command that replays one verdict, limits included when they are not the defaults."""
-    command = f"arrivalbench grade --task {task_id} --pipeline {pipeline} --schedules {schedule} --seed {seed}"
+    """The exact command that replays one verdict, limits included when they are not the defaults.
+
+    A verdict graded from a schedule file replays from that file; one from a private seed needs
+    its seed file (a path: the secret never goes on a command line).
+    """
+    command = f"arrivalbench grade --task {task_id} --pipeline {pipeline}"
+    if schedule_file is not None:
+        command += f" --schedule-file {schedule_file}"
+    else:
+        command += f" --schedules {schedule} --seed {seed}"
+    if seed_file is not None:
+        command += f" --seed-file {seed_file}"
     default = Limits()
     if limits is not None and limits.statement_timeout != default.statement_timeout:
         command += f" --statement-timeout {limits.statement_timeout:g}"

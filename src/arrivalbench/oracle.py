@@ -49,22 +49,24 @@ def compute_oracle(task: Task, log: Log, engine: Engine) -> pa.Table:
     return conform(result, task.spec.target, where)
 
 
-def oracle_defects(task: Task, log: Log, engine: Engine, seed: int) -> list[str]:
+def oracle_defects(
+    task: Task, log: Log, engine: Engine, seed: int, label: str | None = None
+) -> list[str]:
     """Why this log's oracle result would be ambiguous: a repeated key, or dependence on row order.
 
     The oracle runs again on every source table shuffled (seeded); the two results must be equal.
+    Messages name the seed as `label` when given (a private seed is never printed).
     """
     from arrivalbench.compare import compare
     from arrivalbench.seeds import rng
 
+    label = label or f"seed {seed}"
     expected = compute_oracle(task, log, engine)
     defects = []
     keys = expected.select(task.spec.target.key)
     distinct = keys.group_by(task.spec.target.key).aggregate([]).num_rows
     if distinct != keys.num_rows:
-        defects.append(
-            f"the oracle repeats a key of the target on the {log.kind} log (seed {seed})"
-        )
+        defects.append(f"the oracle repeats a key of the target on the {log.kind} log ({label})")
     r = rng("oracle-shuffle", task.id, seed)
     shuffled = {name: t.take(r.permutation(t.num_rows)) for name, t in log.tables.items()}
     first, *rest = log.sources
@@ -81,6 +83,6 @@ def oracle_defects(task: Task, log: Log, engine: Engine, seed: int) -> list[str]
     if not comparison.equal:
         counts = {k: v for k, v in comparison.diff["counts"].items() if v}
         defects.append(
-            f"the oracle's result depends on row order (seed {seed}: {counts}); make its ties explicit"
+            f"the oracle's result depends on row order ({label}: {counts}); make its ties explicit"
         )
     return defects

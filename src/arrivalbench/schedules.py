@@ -5,10 +5,15 @@ chunks of the canonical order) is the common base; a hazard perturbs it and coun
 `perturbation`, so the gate can prove the hazard bit. A schedule is plain data: it serialises to
 JSON with event ids (not row positions) and a fingerprint of the log it was built from, and it is
 rebuilt from that file with `schedule_from_json`.
+
+A schedule of the hidden log built from a private seed (seeds.PrivateSeed) keeps its log seed out
+of the file: the file names the secret's commitment instead, and replaying it needs the seed file.
+The snapshot always delivers the visible log of the public base seed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -19,8 +24,8 @@ from typing import Literal
 import numpy as np
 
 from arrivalbench.errors import ScheduleError, UnknownNameError
-from arrivalbench.logs import Log, LogKind, log_from_seed, task_log
-from arrivalbench.seeds import derive_seed, rng
+from arrivalbench.logs import Log, LogKind, log_from_seed, log_seed, task_log
+from arrivalbench.seeds import PrivateSeed, derive_seed, rng
 from arrivalbench.spec import HAZARDS, Task
 
 BATCHES = 6
@@ -89,6 +94,8 @@ class Schedule:
     source: str
     deliveries: tuple[Delivery, ...]
     perturbation: Mapping[str, int] = field(default_factory=dict)
+    seed_commitment: str | None = None
+    """Set when the log came from a private seed: its commitment (the file then omits the log seed)."""
 
     def delivered_rows(self) -> int:
         return sum(len(d.rows) for d in self.deliveries)
@@ -423,26 +430,42 @@ def resolve_schedules(task: Task, selection: str | None) -> list[str]:
     return names
 
 
-def build_schedule(task: Task, name: str, base_seed: int) -> tuple[Schedule, Log]:
-    """The named schedule of a task for a base seed, with the log it delivers."""
+def build_schedule(
+    task: Task, name: str, base_seed: int, private: PrivateSeed | None = None
+) -> tuple[Schedule, Log]:
+    """The named schedule of a task for a base seed, with the log it delivers.
+
+    With a private seed, schedules of the hidden log descend from it instead of `base_seed`; the
+    snapshot (the visible log) always descends from `base_seed`.
+    """
     kind = get_kind(name)
+    if private is not None and kind.log_kind == "hidden":
+        log = task_log(task, kind.log_kind, private.seed)
+        built = kind.build(log, derive_seed(task.id, name, private.seed))
+        return dataclasses.replace(built, seed_commitment=private.commitment), log
     log = task_log(task, kind.log_kind, base_seed)
     return kind.build(log, derive_seed(task.id, name, base_seed)), log
 
 
 def schedule_to_json(schedule: Schedule, log: Log) -> dict[str, object]:
-    """Plain JSON: deliveries name event ids, so the file reads without the harness."""
+    """Plain JSON: deliveries name event ids, so the file reads without the harness.
+
+    A schedule of a private log writes `log.seed` as null and adds `seed_commitment`: the file
+    never carries what rebuilds the hidden log. A public schedule's JSON is unchanged.
+    """
     ids = log.event_ids()
-    return {
+    private = schedule.seed_commitment is not None
+    data: dict[str, object] = {
         "format": SCHEDULE_FORMAT,
         "name": schedule.name,
         "task": schedule.task_id,
         "seed": schedule.seed,
         "log": {
             "kind": schedule.log_kind,
-            "seed": schedule.log_seed,
+            "seed": None if private else schedule.log_seed,
             "fingerprint": schedule.log_fingerprint,
         },
+        **({"seed_commitment": schedule.seed_commitment} if private else {}),
         "source": schedule.source,
         "perturbation": dict(schedule.perturbation),
         "deliveries": [
@@ -456,12 +479,17 @@ def schedule_to_json(schedule: Schedule, log: Log) -> dict[str, object]:
             for d in schedule.deliveries
         ],
     }
+    return data
 
 
 def schedule_from_json(
-    data: object, task: Task, where: str = "schedule file"
+    data: object, task: Task, where: str = "schedule file", private: PrivateSeed | None = None
 ) -> tuple[Schedule, Log]:
-    """Rebuild a schedule (and its log) from schedule_to_json's output; refuse a file for another log."""
+    """Rebuild a schedule (and its log) from schedule_to_json's output; refuse a file for another log.
+
+    A file naming a seed commitment needs the private seed with that commitment: its log is
+    rebuilt from the secret, never from the file.
+    """
     try:
         if not isinstance(data, dict) or data.get("format") != SCHEDULE_FORMAT:
             raise ScheduleError(f"{where}: not a schedule file of format {SCHEDULE_FORMAT}.")
@@ -474,11 +502,20 @@ def schedule_from_json(
                 f"{where}: schedule '{kind.name}' delivers the {kind.log_kind} log, but the file names the "
                 f"{log_info['kind']} log."
             )
-        log = log_from_seed(task, log_info["kind"], int(log_info["seed"]))
+        commitment = data.get("seed_commitment")
+        if commitment is None:
+            seed_of_log = int(log_info["seed"])
+            whose = f"seed {seed_of_log}"
+        else:
+            _check_secret(where, str(commitment), private)
+            assert private is not None
+            seed_of_log = log_seed(task.id, log_info["kind"], private.seed)
+            whose = f"the private seed {private.short}"
+        log = log_from_seed(task, log_info["kind"], seed_of_log)
         if log.fingerprint() != log_info["fingerprint"]:
             raise ScheduleError(
-                f"{where}: its log fingerprint differs from the log this harness generates for seed "
-                f"{log_info['seed']} (another harness or task version); rebuild it with 'arrivalbench schedule'."
+                f"{where}: its log fingerprint differs from the log this harness generates for "
+                f"{whose} (another harness or task version); rebuild it with 'arrivalbench schedule'."
             )
         position = {int(e): i for i, e in enumerate(log.event_ids())}
         columns = {f"{src.name}.{c}" for src in log.sources for c in src.columns}
@@ -518,11 +555,12 @@ def schedule_from_json(
                 task_id=task.id,
                 seed=int(data["seed"]),
                 log_kind=log_info["kind"],
-                log_seed=int(log_info["seed"]),
+                log_seed=seed_of_log,
                 log_fingerprint=log_info["fingerprint"],
                 source=data["source"],
                 deliveries=deliveries,
                 perturbation={k: int(v) for k, v in data.get("perturbation", {}).items()},
+                seed_commitment=None if commitment is None else str(commitment),
             ),
             log,
         )
@@ -532,7 +570,24 @@ def schedule_from_json(
         raise ScheduleError(f"{where}: malformed schedule ({type(exc).__name__}: {exc}).") from None
 
 
-def load_schedule_file(path: str, task: Task) -> tuple[Schedule, Log]:
+def _check_secret(where: str, commitment: str, private: PrivateSeed | None) -> None:
+    """A private schedule file replays only with the seed file of the secret it commits to."""
+    if private is None:
+        raise ScheduleError(
+            f"{where}: built from a private seed (commitment {commitment[:12]}…); pass its seed "
+            "file with --seed-file FILE (or set ARRIVALBENCH_SEED_FILE)."
+        )
+    if private.commitment != commitment:
+        raise ScheduleError(
+            f"{where}: built from the private seed with commitment {commitment[:12]}…, but "
+            f"{private.path} holds another secret ({private.short}); pass the seed file it was "
+            "built with."
+        )
+
+
+def load_schedule_file(
+    path: str, task: Task, private: PrivateSeed | None = None
+) -> tuple[Schedule, Log]:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -543,4 +598,4 @@ def load_schedule_file(path: str, task: Task) -> tuple[Schedule, Log]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ScheduleError(f"{path}: not JSON (line {exc.lineno}: {exc.msg}).") from None
-    return schedule_from_json(data, task, where=path)
+    return schedule_from_json(data, task, where=path, private=private)

@@ -1,7 +1,8 @@
 """Run directories: manifest, content-addressed artifacts, the cell list and verdict rows.
 
     RUN_DIR/
-      manifest.json          harness and engine versions, suite hash, base seed, arms, config
+      manifest.json          harness and engine versions, suite hash, base seed (public), the
+                             seed commitment of a private run, arms, config
       artifacts/<sha>.sql    every graded script, named by the sha256 of its bytes
       cells.parquet          one row per (arm, task, sample): the artifact or why there is none
       verdicts.parquet       one row per (cell, schedule); rows are byte-stable
@@ -11,6 +12,9 @@
 
 Every write of a whole file goes to a temporary name first and is renamed into place. The cell
 list is always read from cells.parquet, never by listing artifacts/.
+
+A private (official) run stores the SHA-256 commitment of its secret, never a seed derived from
+it; grading it needs the seed file, and a run without a commitment is a development run.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import pyarrow.parquet as pq
 from arrivalbench import __version__
 from arrivalbench.engines import Limits
 from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.seeds import PrivateSeed
 
 RUN_FORMAT = 1
 CELL_KEY = ("arm", "task", "sample")
@@ -50,7 +55,7 @@ CELLS_SCHEMA = pa.schema(
     ]
 )
 # Columns added after format 1 was first written; older files read with these as nulls.
-OPTIONAL_COLUMNS = {"prompt_sha256"}
+OPTIONAL_COLUMNS = {"prompt_sha256", "seed_commitment"}
 VERDICTS_SCHEMA = pa.schema(
     [
         ("arm", pa.string()),
@@ -71,6 +76,7 @@ VERDICTS_SCHEMA = pa.schema(
         ("seed", pa.int64()),
         ("schedule_sha256", pa.string()),
         ("record", pa.string()),
+        ("seed_commitment", pa.string()),
     ]
 )
 TIMINGS_SCHEMA = pa.schema(
@@ -142,8 +148,18 @@ def _read_parquet(path: Path, schema: pa.Schema) -> pa.Table:
     return table.select(schema.names).cast(schema)
 
 
-def verdict_row(cell: Cell, schedule: str, seed: int, entry: dict[str, Any]) -> dict[str, Any]:
-    """One verdict row from a grade record's entry for one schedule."""
+def verdict_row(
+    cell: Cell,
+    schedule: str,
+    seed: int,
+    entry: dict[str, Any],
+    seed_commitment: str | None = None,
+) -> dict[str, Any]:
+    """One verdict row from a grade record's entry for one schedule.
+
+    `seed` is the run's public base seed; `seed_commitment` is set when the schedule's log came
+    from the run's secret instead.
+    """
     counts = entry.get("diff", {}).get("counts", {})
     return {
         "arm": cell.arm,
@@ -165,6 +181,7 @@ def verdict_row(cell: Cell, schedule: str, seed: int, entry: dict[str, Any]) -> 
         "seed": seed,
         "schedule_sha256": entry.get("schedule_sha256"),
         "record": json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False),
+        "seed_commitment": seed_commitment,
     }
 
 
@@ -195,11 +212,13 @@ class RunDir:
         cells: list[Cell],
         artifacts: dict[str, str],
         arm_info: dict[str, dict[str, Any]] | None = None,
+        seed_commitment: str | None = None,
     ) -> RunDir:
         """Write a new run: artifacts first, then cells, then the manifest (which marks it complete).
 
         `arm_info` describes generated arms ({arm: {"model", "prompt_arm", "prompt_sha256"}});
         the report pairs each prompt arm with the unhinted arm of the same model through it.
+        `seed_commitment` makes a private run: its hidden logs descend from the committed secret.
         """
         path = Path(path)
         check_run_path(path)
@@ -229,6 +248,8 @@ class RunDir:
             "config": config,
             "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         }
+        if seed_commitment is not None:
+            manifest["seed_commitment"] = seed_commitment
         _atomic_write(
             path / "manifest.json", (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
         )
@@ -314,6 +335,58 @@ class RunDir:
             )
             for r in table.to_pylist()
         ]
+
+    @property
+    def seed_commitment(self) -> str | None:
+        """The commitment of a private run's secret; None for a development run (public seed)."""
+        return self.manifest.get("seed_commitment")
+
+    def check_secret(self, private: PrivateSeed | None) -> None:
+        """Refuse to grade a private run without its secret, or with another one."""
+        commitment = self.seed_commitment
+        if commitment is None:
+            if private is not None:
+                raise RunStoreError(
+                    f"{self.path}: a development run (public base seed "
+                    f"{self.manifest.get('base_seed')}) takes no seed file; grade it without one."
+                )
+            return
+        if private is None:
+            raise RunStoreError(
+                f"{self.path}: a private run (seed commitment {commitment[:12]}…); pass the seed "
+                "file it was made with: --seed-file FILE, or set ARRIVALBENCH_SEED_FILE=FILE."
+            )
+        if private.commitment != commitment:
+            raise RunStoreError(
+                f"{self.path}: made with the secret of commitment {commitment[:12]}…, but "
+                f"{private.path} holds another ({private.short}); pass the seed file this run "
+                "was made with."
+            )
+
+    def copy_ungraded(self, dest: Path, amend: dict[str, Any] | None = None) -> RunDir:
+        """A new run at `dest` with this run's manifest, cells, artifacts and transcripts, no verdicts.
+
+        `amend` updates manifest keys. The manifest is written last, as RunDir.create does, so a
+        copy cut short is no run.
+        """
+        import shutil
+
+        dest = Path(dest)
+        check_run_path(dest)
+        if (dest / "manifest.json").exists():
+            raise RunStoreError(
+                f"{dest}: a run already exists here; choose a new --out or remove it."
+            )
+        dest.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(self.path / "artifacts", dest / "artifacts", dirs_exist_ok=True)
+        if (self.path / "transcripts").is_dir():
+            shutil.copytree(self.path / "transcripts", dest / "transcripts", dirs_exist_ok=True)
+        shutil.copy2(self.path / "cells.parquet", dest / "cells.parquet")
+        manifest = {**self.manifest, **(amend or {})}
+        _atomic_write(
+            dest / "manifest.json", (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
+        )
+        return RunDir(dest)
 
     def arm_info(self) -> dict[str, dict[str, Any]]:
         """Model and prompt of each generated arm; empty for reference arms and older runs."""
@@ -426,8 +499,12 @@ def create_suite_run(
     limits: Limits,
     config: dict[str, Any] | None = None,
     arm_info: dict[str, dict[str, Any]] | None = None,
+    seed_commitment: str | None = None,
 ) -> RunDir:
-    """A new run over the installed suite: its hash, the used tasks' hashes, the default engine and the limits."""
+    """A new run over the installed suite: its hash, the used tasks' hashes, the default engine and the limits.
+
+    `seed` is the public base seed (the visible log); `seed_commitment` makes the run private.
+    """
     from arrivalbench.engines import get_engine
     from arrivalbench.spec import get_task, suite_hash
 
@@ -452,4 +529,5 @@ def create_suite_run(
         cells=cells,
         artifacts=artifacts,
         arm_info=arm_info,
+        seed_commitment=seed_commitment,
     )

@@ -3,6 +3,7 @@
 A unit of work is one cell with the schedules it still lacks. Workers grade units and send back
 verdict rows; the parent appends them to the run's journal as they arrive (fsynced), so a sweep
 killed at any moment loses at most the units in flight, and a rerun resumes where it stopped.
+A private run is graded only with its secret (store.RunDir.check_secret).
 """
 
 from __future__ import annotations
@@ -12,13 +13,15 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from arrivalbench.engines import Limits
+from arrivalbench.engines import Limits, get_engine
 from arrivalbench.errors import UsageError
 from arrivalbench.grade import Grader
 from arrivalbench.sandbox import die_with_parent
-from arrivalbench.schedules import resolve_schedules
+from arrivalbench.schedules import get_kind, resolve_schedules
+from arrivalbench.seeds import PrivateSeed
 from arrivalbench.spec import get_task
 from arrivalbench.store import Cell, RunDir, RunStoreError, verdict_row
 
@@ -37,9 +40,12 @@ class SweepConfig:
     seed: int
     limits: Limits
     schedules: str | None  # None: the task's default set; "all"; or a comma list
+    private: PrivateSeed | None = None
 
     @classmethod
-    def from_manifest(cls, manifest: dict[str, Any]) -> SweepConfig:
+    def from_manifest(
+        cls, manifest: dict[str, Any], private: PrivateSeed | None = None
+    ) -> SweepConfig:
         config = manifest.get("config", {})
         default = Limits()
         limits = Limits(
@@ -49,7 +55,10 @@ class SweepConfig:
             max_script_bytes=int(config.get("max_script_bytes", default.max_script_bytes)),
         )
         return cls(
-            seed=int(manifest["base_seed"]), limits=limits, schedules=config.get("schedules")
+            seed=int(manifest["base_seed"]),
+            limits=limits,
+            schedules=config.get("schedules"),
+            private=private,
         )
 
 
@@ -75,10 +84,15 @@ _GRADER: Grader | None = None
 def grade_unit(unit: Unit, config: SweepConfig) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """(verdict row, timing row) per schedule of the unit; one Grader per worker process."""
     global _GRADER
-    if _GRADER is None or _GRADER.seed != config.seed or _GRADER.limits != config.limits:
+    if (
+        _GRADER is None
+        or _GRADER.seed != config.seed
+        or _GRADER.limits != config.limits
+        or _GRADER.private != config.private
+    ):
         if _GRADER is not None:
             _GRADER.close()
-        _GRADER = Grader(seed=config.seed, limits=config.limits)
+        _GRADER = Grader(seed=config.seed, limits=config.limits, private=config.private)
     task = get_task(unit.cell.task)
     record, timings = _GRADER.grade(
         task,
@@ -88,8 +102,12 @@ def grade_unit(unit: Unit, config: SweepConfig) -> list[tuple[dict[str, Any], di
         empty_is_error=True,
     )
     out = []
+    commitment = config.private.commitment if config.private is not None else None
     for schedule, entry in record["verdicts"].items():
-        row = verdict_row(unit.cell, schedule, config.seed, entry)
+        hidden = get_kind(schedule).log_kind == "hidden"
+        row = verdict_row(
+            unit.cell, schedule, config.seed, entry, seed_commitment=commitment if hidden else None
+        )
         timing = {
             "arm": unit.cell.arm,
             "task": unit.cell.task,
@@ -195,9 +213,14 @@ def sweep(
     ray_address: str | None = None,
     on_result: Callable[[list[tuple[dict[str, Any], dict[str, Any]]]], None] | None = None,
     on_plan: Callable[[int], None] | None = None,
+    private: PrivateSeed | None = None,
 ) -> SweepReport:
-    """Grade everything still ungraded in the run, append as results arrive, then compact."""
+    """Grade everything still ungraded in the run, append as results arrive, then compact.
+
+    A private run needs `private`, the secret it commits to; a development run takes none.
+    """
     manifest = run.manifest
+    run.check_secret(private)
     for task_id, recorded in manifest.get("task_hashes", {}).items():
         current = get_task(task_id).content_hash()
         if current != recorded:
@@ -208,7 +231,7 @@ def sweep(
             )
     if executor not in ("local", "ray"):
         raise UsageError(f"executor {executor!r}: expected 'local' or 'ray'.")
-    config = SweepConfig.from_manifest(manifest)
+    config = SweepConfig.from_manifest(manifest, private)
     workers = workers or os.cpu_count() or 1
     started = time.perf_counter()
     counts: Counter[str] = Counter()
@@ -234,23 +257,62 @@ def sweep(
     )
 
 
-def verify(run: RunDir, workers: int | None = None) -> list[str]:
+def _regraded_copy(
+    run: RunDir, out: Path, workers: int | None, private: PrivateSeed | None
+) -> RunDir:
+    """Copy the run without verdicts to `out` and grade the copy; the caller holds the run's lock.
+
+    The copy's manifest names the run it came from and the harness that graded it.
+    """
+    from arrivalbench import __version__
+
+    manifest = run.manifest
+    copy = run.copy_ungraded(
+        out,
+        amend={
+            "regraded_from": {
+                "path": str(run.path.resolve()),
+                "harness_version": manifest.get("harness_version"),
+                "engine_version": manifest.get("engine_version"),
+            },
+            "harness_version": __version__,
+            "engine_version": get_engine(manifest.get("engine", "duckdb")).version,
+        },
+    )
+    sweep(copy, workers=workers, private=private)
+    return copy
+
+
+def regrade(
+    run: RunDir,
+    out: Path,
+    workers: int | None = None,
+    private: PrivateSeed | None = None,
+) -> RunDir:
+    """Grade every stored artifact again into a new run at `out`; the stored verdicts are not touched."""
+    run.check_secret(private)
+    with run.lock():
+        return _regraded_copy(run, Path(out), workers, private)
+
+
+def verify(
+    run: RunDir,
+    workers: int | None = None,
+    private: PrivateSeed | None = None,
+    out: Path | None = None,
+) -> list[str]:
     """Re-grade every stored artifact into a scratch copy and list verdict rows that differ, byte for byte.
 
-    Holds the run's lock meanwhile, so it never races a sweep writing the same run.
+    Holds the run's lock meanwhile, so it never races a sweep writing the same run. A private run
+    needs `private`, the secret it commits to. With `out`, the re-graded copy is kept there.
     """
-    import shutil
     import tempfile
 
+    run.check_secret(private)
     with run.lock():
         stored = run.verdicts()
         with tempfile.TemporaryDirectory(prefix="arrivalbench-verify-") as scratch:
-            copy = RunDir(os.path.join(scratch, "run"))
-            copy.path.mkdir()
-            shutil.copy2(run.path / "manifest.json", copy.path / "manifest.json")
-            shutil.copy2(run.path / "cells.parquet", copy.path / "cells.parquet")
-            shutil.copytree(run.path / "artifacts", copy.path / "artifacts")
-            sweep(copy, workers=workers)
+            copy = _regraded_copy(run, Path(out or Path(scratch) / "run"), workers, private)
             again = copy.verdicts()
     mismatches = []
     key = ("arm", "task", "sample", "schedule")

@@ -95,6 +95,7 @@ def write_run(
     limits: Limits,
     turns: int,
     config: dict[str, Any] | None = None,
+    seed_commitment: str | None = None,
 ) -> RunDir:
     """Finish a generated run: cells.parquet and the manifest, from finished cells."""
     arm_info = {
@@ -114,6 +115,7 @@ def write_run(
         limits=limits,
         config=config,
         arm_info=arm_info,
+        seed_commitment=seed_commitment,
     )
 
 
@@ -125,8 +127,9 @@ def _plan(
     turns: int,
     seed: int,
     max_tokens: int,
+    seed_commitment: str | None,
 ) -> dict[str, Any]:
-    return {
+    plan = {
         "model": model.name,
         "arms": arms,
         "k": k,
@@ -137,6 +140,9 @@ def _plan(
         "suite_hash": suite_hash(),
         "prompt_sha256": {arm: arm_sha256(arm) for arm in arms},
     }
+    if seed_commitment is not None:  # absent, not null, for a public run: older plans still match
+        plan["seed_commitment"] = seed_commitment
+    return plan
 
 
 def generate(
@@ -152,8 +158,13 @@ def generate(
     concurrency: int = 4,
     max_tokens: int = MAX_TOKENS,
     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
+    seed_commitment: str | None = None,
 ) -> RunDir:
-    """Generate every missing cell, then write the run. Resumes a generation interrupted in `out`."""
+    """Generate every missing cell, then write the run. Resumes a generation interrupted in `out`.
+
+    The agent's snapshot checks use the public `seed` only; `seed_commitment` makes the run
+    private (its hidden logs are graded later, from the secret, by grade-run).
+    """
     out = Path(out)
     check_run_path(out)
     arms = [check_arm(a) for a in dict.fromkeys(arms)]
@@ -172,7 +183,7 @@ def generate(
         (arm, t.id): build_prompt(t, arm) for arm in arms for t in tasks
     }  # a leak stops us here
     limits = limits or Limits()
-    plan = _plan(model, arms, k, [t.id for t in tasks], turns, seed, max_tokens)
+    plan = _plan(model, arms, k, [t.id for t in tasks], turns, seed, max_tokens, seed_commitment)
     if (out / "manifest.json").exists():
         raise RunStoreError(
             f"{out}: this run is complete; grade it with 'arrivalbench grade-run {out}' or choose a new --out."
@@ -242,11 +253,18 @@ def generate(
         limits=limits,
         turns=turns,
         config={"generation": plan},
+        seed_commitment=seed_commitment,
     )
 
 
 def import_scripts(
-    folder: Path, *, arm: str, out: Path, seed: int = DEFAULT_SEED, limits: Limits | None = None
+    folder: Path,
+    *,
+    arm: str,
+    out: Path,
+    seed: int = DEFAULT_SEED,
+    limits: Limits | None = None,
+    seed_commitment: str | None = None,
 ) -> RunDir:
     """A folder of scripts as an arm: `<task>.sql` is sample 0, `<task>.<n>.sql` (or `<task>/<n>.sql`) sample n."""
     folder = Path(folder)
@@ -304,6 +322,7 @@ def import_scripts(
         limits=limits,
         turns=0,
         config={"imported_from": str(folder.resolve())},
+        seed_commitment=seed_commitment,
     )
     for r in results:
         save_transcript(out, r)

@@ -143,8 +143,11 @@ def _cells(path: Path, log: EvalLog) -> list[CellResult]:
     return results
 
 
-def import_inspect(log_dir: Path, out: Path) -> RunDir:
-    """A run directory at `out` from the finished ArrivalBench logs under `log_dir` (or one log file)."""
+def import_inspect(log_dir: Path, out: Path, seed_commitment: str | None = None) -> RunDir:
+    """A run directory at `out` from the finished ArrivalBench logs under `log_dir` (or one log file).
+
+    The logs' seed is the run's public base seed; `seed_commitment` makes the run private.
+    """
     files = log_files(log_dir)
     results: list[CellResult] = []
     settings: dict[str, Any] | None = None
@@ -192,6 +195,7 @@ def import_inspect(log_dir: Path, out: Path) -> RunDir:
         limits=Limits(),
         turns=settings["turns"],
         config=config,
+        seed_commitment=seed_commitment,
     )
     for result in results:
         save_transcript(out, result)

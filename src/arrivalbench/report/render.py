@@ -108,13 +108,23 @@ def _header(
     sources: Sequence[Source], unit: str, resamples: int, seed: int
 ) -> list[tuple[str, str]]:
     runs = []
+    development = []
     for s in sources:
         m = s.run.manifest
         arms = len(m.get("arms", []))
         ungraded = sum(not o.graded for o in s.outcomes)
+        commitment = m.get("seed_commitment")
+        if commitment is None:
+            development.append(s.name)
+            seeds = f"public base seed {m.get('base_seed')} (development run)"
+        else:
+            seeds = (
+                f"base seed {m.get('base_seed')} for the visible log and a private seed "
+                f"(commitment {commitment[:12]}…) for the hidden logs"
+            )
         runs.append(
             f"{s.name} ({s.run.path}): suite {str(m.get('suite_hash'))[:12]}, harness {m.get('harness_version')}, "
-            f"engine {m.get('engine')} {m.get('engine_version')}, base seed {m.get('base_seed')}, "
+            f"engine {m.get('engine')} {m.get('engine_version')}, {seeds}, "
             f"{len(s.outcomes)} cells in {arms} arm{'s' * (arms != 1)}, made {m.get('created_at')}"
             + (f", {ungraded} cells not yet graded (in no denominator)" if ungraded else "")
         )
@@ -130,7 +140,20 @@ def _header(
         if shared
         else ""
     )
+    notice = []
+    if development:
+        names = ", ".join(development)
+        notice = [
+            (
+                "Development run",
+                f"{names} {'was' if len(development) == 1 else 'were'} graded on a public base "
+                "seed: anyone can rebuild the hidden logs and their expected tables, so a pipeline "
+                "can be fitted to them, and these rates are not an official result. Official runs "
+                "draw their hidden logs from a secret seed file (README, 'Official runs').",
+            )
+        ]
     return [
+        *notice,
         ("Runs", "; ".join(runs) + "." + warning + labels),
         (
             "Intervals",
