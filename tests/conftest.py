@@ -10,13 +10,28 @@ from pathlib import Path
 import pytest
 import yaml
 
-from arrivalbench.spec import SUITE_DIR, Task, load_task
+from arrivalbench.spec import SUITE_DIR, SUITE_PATH_ENV, Task, load_task
 
 # A developer's official seed file must not turn the tests' public runs private.
 os.environ.pop("ARRIVALBENCH_SEED_FILE", None)
 
 CopyTask = Callable[..., Path]
 EditSpec = Callable[[Path, Callable[[dict], object]], None]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _builtin_suite_only():
+    """Tests see the built-in suite whatever the developer's ARRIVALBENCH_SUITE_PATH says; a test
+    that wants folders of its own adds them itself (the CLI subprocesses inherit this)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv(SUITE_PATH_ENV, raising=False)
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _no_suite_dirs_left_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Folders a test put on this process's suite path (spec.use_suite_dirs) end with the test."""
+    monkeypatch.setattr("arrivalbench.spec._configured", None)
 
 
 @pytest.fixture

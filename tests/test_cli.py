@@ -5,16 +5,19 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from arrivalbench.grade import Grader, dumps
+from arrivalbench.scaffold import new_task
 from arrivalbench.schedules import default_schedules
 from arrivalbench.seeds import DEFAULT_SEED
-from arrivalbench.spec import get_task
+from arrivalbench.spec import SUITE_DIR, SUITE_PATH_ENV, get_task
 from arrivalbench.store import RunDir
 
 SCRIPT = Path(sys.executable).parent / "arrivalbench"
@@ -23,8 +26,10 @@ STABLE = ("daily_revenue", "customer_state")
 DEDUP_HISTORY_ONLY = "controls/dedup_history_only.sql"
 
 
-def cli(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+def cli(
+    *args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
     return subprocess.run(
         [*COMMAND, *map(str, args)], capture_output=True, text=True, cwd=cwd, env=env, timeout=300
     )
@@ -407,3 +412,132 @@ def test_regrade_never_read_its_verify_flag(graded_run, tmp_path):
     assert verified.returncode == 0, verified.stderr
     assert "reproduced byte for byte" in verified.stdout
     assert {p.name: p.read_bytes() for p in graded_run.iterdir() if p.is_file()} == stored
+
+
+# --- a task folder of one's own: --suite-dir and ARRIVALBENCH_SUITE_PATH --------------------------
+
+MINE = "mine_daily"
+
+
+@pytest.fixture(scope="module")
+def mine(tmp_path_factory) -> Path:
+    """A folder of task folders holding one scaffolded task that is in no other suite folder."""
+    folder = tmp_path_factory.mktemp("suite") / "my_tasks"
+    new_task(MINE, suite_dir=folder)
+    return folder
+
+
+def test_tasks_lists_and_hashes_a_task_of_a_suite_dir(mine):
+    listed = cli("tasks", "--json", "--suite-dir", mine)
+    assert listed.returncode == 0, listed.stderr
+    rows = {row["id"]: row for row in json.loads(listed.stdout)}
+    assert rows[MINE]["suite_dir"] == str(mine.resolve())
+    assert rows["daily_revenue"]["suite_dir"] == str(SUITE_DIR.resolve())
+    table = cli("tasks", "--suite-dir", mine)
+    assert any(MINE in line and str(mine.resolve()) in line for line in table.stdout.splitlines())
+    assert MINE not in cli("tasks").stdout
+
+    builtin = cli("tasks", "--hash").stdout
+    flag = cli("tasks", "--hash", "--suite-dir", mine).stdout
+    env = cli("tasks", "--hash", env={SUITE_PATH_ENV: str(mine)}).stdout
+    assert re.fullmatch(r"[0-9a-f]{64}\n", flag)
+    assert flag == env != builtin
+
+
+def test_grade_a_task_of_a_suite_dir_and_replay_its_failure(mine):
+    control = mine / MINE / DEDUP_HISTORY_ONLY
+    args = ("grade", "-t", MINE, "-p", control, "--schedules", "snapshot,duplicate_delivery")
+    done = cli(*args, "--suite-dir", mine)
+    assert done.returncode == 0, done.stderr
+    assert any("duplicate_delivery" in line and "FAIL" in line for line in done.stdout.splitlines())
+    (replay,) = [line.strip() for line in done.stdout.splitlines() if "--schedules" in line]
+    assert replay.startswith(f"arrivalbench grade --suite-dir {mine.resolve()} --task {MINE} ")
+    again = cli(*replay.split()[1:], "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["verdicts"]["duplicate_delivery"]["verdict"] == "FAIL"
+
+    by_env = cli(*args, "--json", env={SUITE_PATH_ENV: str(mine)})
+    assert by_env.returncode == 0, by_env.stderr
+    assert json.loads(by_env.stdout)["verdicts"]["snapshot"]["verdict"] == "PASS"
+    assert_one_line_user_error(cli(*args), f"Unknown task '{MINE}'")
+
+
+@pytest.mark.slow
+def test_gate_admits_a_task_found_through_the_environment_variable(mine):
+    done = cli("gate", "--tasks", MINE, env={SUITE_PATH_ENV: str(mine)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"admitted {MINE} (create, easy)" in done.stdout
+
+
+def test_corpus_grade_run_summary_and_report_of_a_task_of_a_suite_dir(mine, tmp_path):
+    run = tmp_path / "run"
+    made = cli("make-corpus", "--suite-dir", mine, "--tasks", MINE, "--out", run)
+    assert made.returncode == 0, made.stderr
+    manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["suite_dirs"] == [str(mine.resolve())]
+    assert list(manifest["task_hashes"]) == [MINE]
+
+    # graded later without the folder: one line naming the task and the flag; nothing written
+    assert_one_line_user_error(
+        cli("grade-run", run, "--workers", "1"),
+        f"task '{MINE}' is not on the suite path; the run was made with it from "
+        f"{mine.resolve()}: pass --suite-dir {mine.resolve()}",
+    )
+    assert not (run / "verdicts.parquet").exists() and not (run / "verdicts.journal").exists()
+
+    graded = cli("grade-run", run, "--workers", "2", "--suite-dir", mine)
+    assert graded.returncode == 0, graded.stderr
+    assert "gold" in graded.stdout and "100.0%" in graded.stdout
+    rows = pq.read_table(run / "verdicts.parquet").to_pylist()
+    assert {r["task"] for r in rows} == {MINE}
+    assert {r["verdict"] for r in rows if r["arm"] == "gold"} == {"PASS"}
+    assert "FAIL" in {r["verdict"] for r in rows if r["arm"] == "controls"}
+
+    summary = cli("summary", run, env={SUITE_PATH_ENV: str(mine)})
+    assert summary.returncode == 0, summary.stderr
+    assert "controls" in summary.stdout
+    assert_one_line_user_error(cli("summary", run), f"pass --suite-dir {mine.resolve()}")
+    report = cli(
+        "report", run, "--out", tmp_path / "report", "--resamples", "200", "--suite-dir", mine
+    )
+    assert report.returncode == 0, report.stderr
+    written = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+    assert f"suite {manifest['suite_hash'][:12]}" in written and "naive_watermark" in written
+
+
+def test_a_broken_task_of_a_suite_dir_does_not_block_grading_another(mine, tmp_path):
+    shutil.copytree(mine / MINE, tmp_path / MINE)
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "task.yaml").write_text("id: broken\n", encoding="utf-8")
+    done = cli(
+        "grade",
+        "--suite-dir",
+        tmp_path,
+        "-t",
+        MINE,
+        "-p",
+        tmp_path / MINE / "gold.sql",
+        "--schedules",
+        "snapshot",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "PASS" in done.stdout
+    assert_one_line_user_error(cli("tasks", "--suite-dir", tmp_path), "broken/task.yaml")
+
+
+@pytest.mark.parametrize(
+    "case", ["duplicate id", "missing flag folder", "missing env folder", "empty folder"]
+)
+def test_a_bad_suite_path_is_one_line_and_exit_2(case, tmp_path):
+    env = {}
+    if case == "duplicate id":
+        shutil.copytree(SUITE_DIR / "daily_revenue", tmp_path / "daily_revenue")
+        args, phrase = ["--suite-dir", tmp_path], "'daily_revenue' is defined in two suite folders"
+    elif case == "missing flag folder":
+        args, phrase = ["--suite-dir", tmp_path / "nope"], "(from --suite-dir): no such folder"
+    elif case == "missing env folder":
+        env = {SUITE_PATH_ENV: str(tmp_path / "nope")}
+        args, phrase = [], f"(from {SUITE_PATH_ENV}): no such folder"
+    else:
+        args, phrase = ["--suite-dir", tmp_path], "holds no task folder"
+    assert_one_line_user_error(cli("tasks", "--hash", *args, env=env), phrase)

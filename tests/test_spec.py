@@ -6,6 +6,8 @@ with `load_task(folder)`, so the tests never depend on other suite folders.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 import shutil
 from pathlib import Path
@@ -13,17 +15,24 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from arrivalbench.errors import ArrivalBenchError, SpecError, UnknownNameError
+from arrivalbench.errors import ArrivalBenchError, SpecError, UnknownNameError, UsageError
+from arrivalbench.scaffold import new_task
 from arrivalbench.spec import (
     DEFAULT_FLOAT_TOLERANCE,
     HAZARDS,
     SUITE_DIR,
+    SUITE_PATH_ENV,
     TargetSpec,
     Task,
     Tolerance,
+    folder_hash,
     get_task,
     load_suite,
     load_task,
+    suite_hash,
+    suite_path,
+    use_suite_dirs,
+    user_suite_dirs,
 )
 
 STABLE_TASKS = ("daily_revenue", "customer_state")
@@ -77,14 +86,143 @@ def test_get_task_refuses_a_path_instead_of_an_id() -> None:
         get_task("../suite/daily_revenue")
 
 
-def test_load_suite_finds_every_task_folder_and_skips_other_folders(tmp_path: Path) -> None:
-    for task_id in STABLE_TASKS:
-        shutil.copytree(SUITE_DIR / task_id, tmp_path / task_id)
+def test_get_task_unknown_name_says_how_to_add_a_folder_of_tasks() -> None:
+    with pytest.raises(UnknownNameError, match=r"--suite-dir DIR"):
+        get_task("my_own_task")
+
+
+# ---------------------------------------------------------------------------------------------
+# The suite path: the built-in suite plus the user's folders of task folders
+
+
+def _old_builtin_hash() -> str:
+    """The suite hash as it was computed before user folders existed: the built-in folder alone."""
+    digest = hashlib.sha256()
+    for folder in sorted(p for p in SUITE_DIR.iterdir() if (p / "task.yaml").is_file()):
+        digest.update(f"{folder.name}:{folder_hash(folder)}\n".encode())
+    return digest.hexdigest()
+
+
+def test_builtin_suite_hash_is_unchanged_when_no_dir_is_given() -> None:
+    assert suite_hash() == suite_hash([]) == _old_builtin_hash()
+    assert suite_hash([SUITE_DIR]) == _old_builtin_hash()  # the built-in folder is not added twice
+    assert user_suite_dirs() == () and suite_path() == (SUITE_DIR.resolve(),)
+
+
+def test_load_suite_adds_user_task_folders_and_skips_other_folders(tmp_path: Path) -> None:
+    for name in ("mine_b", "mine_a"):
+        new_task(name, suite_dir=tmp_path)
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "readme.txt").write_text("not a task")
-    suite = load_suite(tmp_path)
-    assert list(suite) == sorted(STABLE_TASKS)
-    assert all(task.folder.parent == tmp_path.resolve() for task in suite.values())
+    suite = load_suite([tmp_path])
+    assert list(suite) == sorted([*load_suite(), "mine_a", "mine_b"])
+    assert suite["mine_a"].folder == tmp_path.resolve() / "mine_a"
+    assert suite["daily_revenue"].folder.parent == SUITE_DIR.resolve()
+    assert get_task("mine_b", [tmp_path]).folder == tmp_path.resolve() / "mine_b"
+    assert "mine_a" not in load_suite()
+    with pytest.raises(UnknownNameError):
+        get_task("mine_a")
+
+
+def test_suite_hash_covers_the_user_task_folders(tmp_path: Path) -> None:
+    builtin = suite_hash()
+    new_task("mine", suite_dir=tmp_path)
+    with_mine = suite_hash([tmp_path])
+    assert with_mine != builtin
+    (tmp_path / "mine" / "oracle.sql").write_text("SELECT 1 AS day, 1 AS events\n")
+    assert suite_hash([tmp_path]) not in (builtin, with_mine)
+    assert suite_hash() == builtin
+
+
+def test_task_id_in_two_suite_folders_is_an_error_naming_both(copy_task, tmp_path: Path) -> None:
+    copy_task("daily_revenue")  # tmp_path/daily_revenue, the built-in id again
+    for look_up in (
+        lambda: get_task("daily_revenue", [tmp_path]),
+        lambda: load_suite([tmp_path]),
+        lambda: suite_hash([tmp_path]),
+    ):
+        with pytest.raises(SpecError) as raised:
+            look_up()
+        message = str(raised.value)
+        assert "'daily_revenue' is defined in two suite folders" in message
+        assert f"{SUITE_DIR.resolve()} (built-in)" in message and str(tmp_path.resolve()) in message
+        assert "\n" not in message
+    assert get_task("customer_state", [tmp_path]).id == "customer_state"  # others still resolve
+
+
+def test_task_id_in_two_user_folders_is_an_error_naming_both(tmp_path: Path) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    new_task("mine", suite_dir=first)
+    new_task("mine", suite_dir=second)
+    with pytest.raises(SpecError, match=rf"{first.resolve()} and {second.resolve()}"):
+        get_task("mine", [first, second])
+    assert get_task("mine", [second]).folder.parent == second.resolve()
+
+
+def test_a_broken_user_task_does_not_block_its_neighbours(tmp_path: Path) -> None:
+    new_task("good", suite_dir=tmp_path)
+    new_task("broken", suite_dir=tmp_path)
+    (tmp_path / "broken" / "task.yaml").write_text("id: broken\ntitle: [unclosed\n")
+    assert get_task("good", [tmp_path]).id == "good"
+    assert len(suite_hash([tmp_path])) == 64  # hashing reads bytes, it does not validate
+    with pytest.raises(SpecError, match=r"broken/task\.yaml"):
+        get_task("broken", [tmp_path])
+    with pytest.raises(SpecError, match=r"broken/task\.yaml"):
+        load_suite([tmp_path])
+
+
+@pytest.mark.parametrize(
+    ("layout", "phrase"),
+    [
+        ("missing", "no such folder"),
+        ("file", "not a folder"),
+        ("empty", "holds no task folder"),
+        ("task folder", "is itself a task folder; pass the folder that holds it"),
+    ],
+)
+def test_a_suite_dir_without_tasks_is_one_line(tmp_path: Path, layout: str, phrase: str) -> None:
+    where = tmp_path / "dir"
+    if layout == "file":
+        where.write_text("x")
+    elif layout == "empty":
+        (where / "not_a_task").mkdir(parents=True)
+    elif layout == "task folder":
+        where = new_task("mine", suite_dir=tmp_path)
+    with pytest.raises(UsageError) as raised:
+        get_task("daily_revenue", [where])
+    message = str(raised.value)
+    assert phrase in message and str(where) in message and "\n" not in message
+
+
+def test_the_environment_variable_adds_folders(tmp_path: Path, monkeypatch) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    new_task("one", suite_dir=first)
+    new_task("two", suite_dir=second)
+    monkeypatch.setenv(SUITE_PATH_ENV, f"{first}{os.pathsep}{os.pathsep}{second}{os.pathsep}")
+    assert user_suite_dirs() == (first.resolve(), second.resolve())
+    assert {"one", "two"} <= set(load_suite())
+    assert suite_hash() == suite_hash([first, second]) != suite_hash([])
+    assert user_suite_dirs([]) == ()  # explicit folders replace the environment's
+    with pytest.raises(UnknownNameError):
+        get_task("one", [])
+    monkeypatch.setenv(SUITE_PATH_ENV, str(tmp_path / "nowhere"))
+    with pytest.raises(UsageError, match=rf"from {SUITE_PATH_ENV}\): no such folder"):
+        get_task("daily_revenue")
+
+
+def test_use_suite_dirs_puts_flags_before_the_environment_and_drops_repeats(
+    tmp_path: Path, monkeypatch
+) -> None:
+    flag, env = tmp_path / "flag", tmp_path / "env"
+    new_task("from_flag", suite_dir=flag)
+    new_task("from_env", suite_dir=env)
+    monkeypatch.setenv(SUITE_PATH_ENV, f"{env}{os.pathsep}{flag}")
+    assert use_suite_dirs([flag, SUITE_DIR]) == (flag.resolve(), env.resolve())
+    assert user_suite_dirs() == (flag.resolve(), env.resolve())
+    monkeypatch.delenv(SUITE_PATH_ENV)
+    assert get_task("from_env").id == "from_env"  # set once, as the CLI does per command
+    with pytest.raises(UsageError, match=r"from --suite-dir\): no such folder"):
+        use_suite_dirs([tmp_path / "typo"])
 
 
 def test_types_are_normalised_on_load(copy_task, edit_spec) -> None:

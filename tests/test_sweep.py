@@ -15,6 +15,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from arrivalbench.corpus import make_corpus
+from arrivalbench.scaffold import new_task
+from arrivalbench.spec import SUITE_PATH_ENV
 from arrivalbench.store import RunDir, RunStoreError
 from arrivalbench.sweep import sweep, verify
 
@@ -111,3 +113,49 @@ def test_ray_executor_matches_local(tmp_path: Path, reference: pa.Table) -> None
     run = make_corpus(tmp_path / "run", task_ids=[TASK])
     sweep(run, workers=2, executor="ray")
     assert run.verdicts().equals(reference)
+
+
+# --- tasks of the user's own suite folders --------------------------------------------------------
+
+MINE = "mine_sweep"
+
+
+@pytest.fixture
+def mine_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[RunDir, Path]:
+    """A corpus run of a task that lives only in a tmp suite folder, made with the folder on
+    ARRIVALBENCH_SUITE_PATH, which is unset again before the test grades it."""
+    mine = tmp_path / "mine"
+    new_task(MINE, suite_dir=mine)
+    monkeypatch.setenv(SUITE_PATH_ENV, str(mine))
+    run = make_corpus(tmp_path / "run", task_ids=[MINE])
+    monkeypatch.delenv(SUITE_PATH_ENV)
+    return run, mine
+
+
+def _assert_graded(run: RunDir) -> None:
+    rows = run.verdicts().to_pylist()
+    assert rows and {r["task"] for r in rows} == {MINE}
+    assert {r["verdict"] for r in rows if r["arm"] == "gold"} == {"PASS"}
+    assert "FAIL" in {r["verdict"] for r in rows if r["arm"] == "controls"}
+
+
+@pytest.mark.parametrize("executor", ["local", "ray"])
+def test_workers_are_given_the_suite_dirs_not_the_environment(mine_run, executor: str) -> None:
+    if executor == "ray":
+        pytest.importorskip("ray")
+    run, mine = mine_run
+    assert run.manifest["suite_dirs"] == [str(mine.resolve())]
+    report = sweep(run, workers=2, executor=executor, suite_dirs=[mine])
+    assert report.units > 0
+    _assert_graded(run)
+    assert verify(run, workers=2, suite_dirs=[mine]) == []
+
+
+def test_sweep_without_the_run_suite_dir_names_the_task_and_the_flag(mine_run) -> None:
+    run, mine = mine_run
+    with pytest.raises(RunStoreError) as raised:
+        sweep(run, workers=1)
+    message = str(raised.value)
+    assert f"task '{MINE}' is not on the suite path" in message
+    assert f"pass --suite-dir {mine.resolve()}" in message
+    assert not (run.path / "verdicts.parquet").exists()

@@ -81,6 +81,23 @@ def _run_kind(run: Any) -> str:
     return f"private run: hidden logs from the secret of seed commitment {commitment[:12]}…"
 
 
+SuiteDirOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--suite-dir",
+        help="A folder of your own task folders, added to the built-in suite (repeatable; "
+        "also ARRIVALBENCH_SUITE_PATH, colon-separated).",
+    ),
+]
+
+
+def use_suite(suite_dir: list[Path] | None) -> None:
+    """Put the --suite-dir folders, then ARRIVALBENCH_SUITE_PATH's, on this process's suite path."""
+    from arrivalbench.spec import use_suite_dirs
+
+    use_suite_dirs(suite_dir or ())
+
+
 def read_pipeline(path: Path, max_bytes: int | None = None) -> str:
     """The pipeline's text, or a PipelineInputError saying what is wrong with the file."""
     if not path.exists():
@@ -109,10 +126,12 @@ def tasks(
     show_hash: Annotated[
         bool, typer.Option("--hash", help="Print the suite's content hash.")
     ] = False,
+    suite_dir: SuiteDirOpt = None,
 ) -> None:
-    """List the built-in tasks with mode, difficulty, scenario and declared hazards."""
-    from arrivalbench.spec import load_suite, suite_hash
+    """List the tasks (built-in and --suite-dir) with mode, difficulty, scenario and declared hazards."""
+    from arrivalbench.spec import SUITE_DIR, load_suite, suite_hash, user_suite_dirs
 
+    use_suite(suite_dir)
     if show_hash:
         out.print(suite_hash(), highlight=False)
         return
@@ -126,15 +145,20 @@ def tasks(
                 "scenario": t.spec.scenario,
                 "hazards": list(t.spec.hazards),
                 "controls": [{"file": c.file, "fails": list(c.fails)} for c in t.spec.controls],
+                "suite_dir": str(t.folder.parent),
             }
             for t in suite.values()
         ]
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
+    mine = bool(user_suite_dirs())
     table = Table(title=f"{len(suite)} tasks")
     for col in ("id", "mode", "difficulty", "scenario", "hazards", "controls"):
         table.add_column(col)
+    if mine:
+        table.add_column("suite dir", overflow="fold")
     for t in suite.values():
+        where = "built-in" if t.folder.parent == SUITE_DIR.resolve() else str(t.folder.parent)
         table.add_row(
             t.id,
             t.spec.mode,
@@ -142,6 +166,7 @@ def tasks(
             t.spec.scenario,
             ", ".join(t.spec.hazards),
             str(len(t.spec.controls)),
+            *([where] if mine else []),
         )
     out.print(table)
 
@@ -191,12 +216,14 @@ def grade(
         int, typer.Option(help="Largest pipeline accepted, in bytes.")
     ] = 1_000_000,
     seed_file: SeedFileOpt = None,
+    suite_dir: SuiteDirOpt = None,
 ) -> None:
     """Grade one pipeline of a task: PASS, FAIL or ERROR per schedule."""
     from arrivalbench.grade import Grader, dumps, replay_command
     from arrivalbench.schedules import get_kind, load_schedule_file, resolve_schedules
-    from arrivalbench.spec import get_task
+    from arrivalbench.spec import SUITE_DIR, get_task
 
+    use_suite(suite_dir)
     limits = Limits(
         statement_timeout=statement_timeout,
         memory_limit=memory_limit,
@@ -235,6 +262,7 @@ def grade(
     if bad:
         out.print("Replay one of these with:", style="dim")
         secret = private is not None and get_kind(bad[0]).log_kind == "hidden"
+        home = the_task.folder.parent
         command = replay_command(
             the_task.id,
             bad[0],
@@ -243,6 +271,7 @@ def grade(
             limits,
             schedule_file=None if schedule_file is None else str(schedule_file),
             seed_file=private.path if secret else None,
+            suite_dir=None if home == SUITE_DIR.resolve() else str(home),
         )
         out.print("  " + command, highlight=False, soft_wrap=True)
 
@@ -256,11 +285,13 @@ def schedule(
         Path | None, typer.Option("--out", "-o", help="Write the JSON here (default: stdout).")
     ] = None,
     seed_file: SeedFileOpt = None,
+    suite_dir: SuiteDirOpt = None,
 ) -> None:
     """Build one schedule of a task and write it as JSON, to inspect or to replay with grade --schedule-file."""
     from arrivalbench.schedules import build_schedule, schedule_to_json
     from arrivalbench.spec import get_task
 
+    use_suite(suite_dir)
     the_task = get_task(task)
     built, log = build_schedule(the_task, schedule_name, seed, _secret(seed_file))
     text = json.dumps(schedule_to_json(built, log), indent=1) + "\n"
@@ -295,15 +326,18 @@ def gate(
         int, typer.Option("--jobs", "-j", help="Tasks gated in parallel (default: one per core).")
     ] = 0,
     seed_file: SeedFileOpt = None,
+    suite_dir: SuiteDirOpt = None,
 ) -> None:
-    """Admissibility gate over the built-in suite; exits 1 when any task is rejected."""
+    """Admissibility gate over the suite (built-in and --suite-dir); exits 1 when any task is rejected."""
     from arrivalbench.gate import TaskGate, gate_suite
     from arrivalbench.schedules import REGISTRY
     from arrivalbench.spec import get_task, load_suite
 
-    suite = load_suite()
+    use_suite(suite_dir)
     chosen = (
-        [get_task(t.strip()) for t in task_ids.split(",")] if task_ids else list(suite.values())
+        [get_task(t.strip()) for t in task_ids.split(",")]
+        if task_ids
+        else list(load_suite().values())
     )
     private = _secret(seed_file)
     if private is not None:
@@ -408,10 +442,12 @@ def make_corpus_command(
         str | None, typer.Option("--tasks", help="Comma-separated task ids (default: all).")
     ] = None,
     seed_file: SeedFileOpt = None,
+    suite_dir: SuiteDirOpt = None,
 ) -> None:
     """Build the reference corpus (gold, controls, naive baselines) as a run directory, ungraded."""
     from arrivalbench.corpus import make_corpus
 
+    use_suite(suite_dir)
     ids = [t.strip() for t in task_ids.split(",")] if task_ids else None
     if ids:
         from arrivalbench.spec import get_task
@@ -466,11 +502,13 @@ def generate(
     ] = 600,
     seed: SeedOpt = DEFAULT_SEED,
     seed_file: SeedFileOpt = None,
+    suite_dir: SuiteDirOpt = None,
 ) -> None:
     """Let a model write each task's pipeline (snapshot repair loop) and store the scripts as a run."""
     from arrivalbench.agent.generate import generate as run_generate
     from arrivalbench.agent.models import get_model
 
+    use_suite(suite_dir)
     ids = [t.strip() for t in task_ids.split(",") if t.strip()] if task_ids else None
     private = _secret(seed_file)
     run = run_generate(
@@ -506,10 +544,12 @@ def import_scripts_command(
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="New run directory.")],
     seed: SeedOpt = DEFAULT_SEED,
     seed_file: SeedFileOpt = None,
+    suite_dir: SuiteDirOpt = None,
 ) -> None:
     """Store a folder of hand-written scripts as one arm of a new run, ready for grade-run."""
     from arrivalbench.agent.generate import import_scripts
 
+    use_suite(suite_dir)
     private = _secret(seed_file)
     run = import_scripts(
         folder, arm=arm, out=out_dir, seed=seed, seed_commitment=private and private.commitment
@@ -532,10 +572,12 @@ def import_inspect_command(
     ],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="New run directory.")],
     seed_file: SeedFileOpt = None,
+    suite_dir: SuiteDirOpt = None,
 ) -> None:
     """Store finished Inspect logs of the arrivalbench task as a run, ready for grade-run."""
     from arrivalbench.agent.inspect_import import import_inspect
 
+    use_suite(suite_dir)
     private = _secret(seed_file)
     run = import_inspect(log_dir, out_dir, seed_commitment=private and private.commitment)
     cells = run.cells()
@@ -549,11 +591,10 @@ def import_inspect_command(
 
 
 def _summary_table(run: Any) -> Table:
-    from arrivalbench.spec import get_task
     from arrivalbench.stats import arm_summaries, estimate, outcomes
 
     cells = run.cells()
-    tasks = {c.task: get_task(c.task) for c in cells}
+    tasks = run.tasks()
     verdicts = run.verdicts()
     gap = estimate(outcomes(cells, verdicts, tasks), "gap")
     table = Table(title=f"{run.path}: rates over tasks")
@@ -584,6 +625,7 @@ def grade_run(
         str | None, typer.Option(help="Ray cluster address (executor ray).")
     ] = None,
     seed_file: SeedFileOpt = None,
+    suite_dir: SuiteDirOpt = None,
 ) -> None:
     """Grade every ungraded (cell, schedule) of a run directory, resuming where a sweep stopped."""
     from collections import Counter
@@ -600,8 +642,10 @@ def grade_run(
     from arrivalbench.store import RunDir
     from arrivalbench.sweep import sweep
 
+    use_suite(suite_dir)
     run = RunDir.open(run_dir)
     private = _run_secret(run, seed_file)
+    run.tasks()  # a task missing from the suite path is one line, before the progress bar
     counts: Counter[str] = Counter()
     progress = Progress(
         TextColumn("[bold]grading"),
@@ -664,6 +708,7 @@ def regrade(
     ] = None,
     workers: Annotated[int, typer.Option("--workers", "-w")] = 0,
     seed_file: SeedFileOpt = None,
+    suite_dir: SuiteDirOpt = None,
 ) -> None:
     """Grade every stored artifact again: --verify compares with the stored verdicts, --out keeps a copy.
 
@@ -674,6 +719,7 @@ def regrade(
     from arrivalbench.sweep import regrade as regrade_run
     from arrivalbench.sweep import verify
 
+    use_suite(suite_dir)
     if not verify_rows and out_dir is None:
         raise UsageError(
             f"regrade {run_dir}: pass --verify to re-execute and compare with the stored verdicts, "
@@ -701,10 +747,11 @@ def regrade(
 
 
 @app.command()
-def summary(run_dir: RunOpt) -> None:
+def summary(run_dir: RunOpt, suite_dir: SuiteDirOpt = None) -> None:
     """Print the per-arm rates of a graded run (read only)."""
     from arrivalbench.store import RunDir
 
+    use_suite(suite_dir)
     run = RunDir.open(run_dir)
     out.print(_run_kind(run), highlight=False)
     out.print(_summary_table(run))
@@ -724,10 +771,12 @@ def report_command(
     unit: Annotated[
         str, typer.Option(help="Bootstrap resampling unit: task or scenario.")
     ] = "task",
+    suite_dir: SuiteDirOpt = None,
 ) -> None:
     """Write the report of graded runs: tables and figures as Markdown, one HTML page, CSV and LaTeX (read only)."""
     from arrivalbench.report import write_report
 
+    use_suite(suite_dir)
     files = write_report(run_dirs, out_dir, resamples=resamples, unit=unit)
     out.print(
         f"wrote {files.html} (self-contained) and {files.markdown}", highlight=False, soft_wrap=True

@@ -204,13 +204,18 @@ def replay_command(
     *,
     schedule_file: str | None = None,
     seed_file: str | None = None,
+    suite_dir: str | None = None,
 ) -> str:
     """The exact command that replays one verdict, limits included when they are not the defaults.
 
     A verdict graded from a schedule file replays from that file; one from a private seed needs
-    its seed file (a path: the secret never goes on a command line).
+    its seed file (a path: the secret never goes on a command line); a task that is not built in
+    needs the --suite-dir that holds it.
     """
-    command = f"arrivalbench grade --task {task_id} --pipeline {pipeline}"
+    import shlex
+
+    where = f" --suite-dir {shlex.quote(suite_dir)}" if suite_dir is not None else ""
+    command = f"arrivalbench grade{where} --task {task_id} --pipeline {pipeline}"
     if schedule_file is not None:
         command += f" --schedule-file {schedule_file}"
     else:

@@ -1,9 +1,18 @@
-"""Task spec models and the suite loader: a task is a folder of data, validated by one versioned schema."""
+"""Task spec models and the suite loader: a task is a folder of data, validated by one versioned schema.
+
+Tasks are looked up on the suite path: the built-in suite, then the user's own folders of task
+folders (`--suite-dir`, repeatable, then the colon-separated ARRIVALBENCH_SUITE_PATH). A task id is
+unique across the path; one found in two folders is an error naming both, never a silent shadow.
+Looking up one task loads only its folder, so a broken neighbour never blocks it. Only this module
+reads the path, and code that runs elsewhere (pool workers, Ray tasks) is given it explicitly.
+"""
 
 from __future__ import annotations
 
 import difflib
 import hashlib
+import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -20,7 +29,7 @@ from pydantic import (
     model_validator,
 )
 
-from arrivalbench.errors import SpecError, UnknownNameError
+from arrivalbench.errors import SpecError, UnknownNameError, UsageError
 from arrivalbench.sqltypes import SUPPORTED, is_float, is_supported, normalise
 
 SUITE_DIR = Path(__file__).parent / "suite"
@@ -350,28 +359,130 @@ def load_task(folder: Path) -> Task:
     )
 
 
+# -- the suite path --------------------------------------------------------------------------------
+
+SUITE_PATH_ENV = "ARRIVALBENCH_SUITE_PATH"
+"""Colon-separated folders of task folders, added to the built-in suite after any --suite-dir."""
+
+SuiteDirs = Sequence[str | Path] | None
+
+_configured: tuple[Path, ...] | None = None
+
+
+def env_suite_dirs() -> list[str]:
+    """The entries of ARRIVALBENCH_SUITE_PATH as given (empty entries skipped), unchecked."""
+    return [e for e in os.environ.get(SUITE_PATH_ENV, "").split(os.pathsep) if e.strip()]
+
+
 @cache
-def _suite(suite_dir: Path) -> dict[str, Task]:
-    tasks = {}
-    for folder in sorted(p for p in suite_dir.iterdir() if (p / "task.yaml").is_file()):
-        task = _task(folder)
-        tasks[task.id] = task
-    return tasks
+def _checked(raw: str, origin: str) -> Path:
+    """One user suite folder, resolved; a missing or empty one is one line that says what to pass."""
+    path = Path(raw).expanduser()
+    where = f"suite dir {raw} (from {origin})"
+    if not path.exists():
+        raise UsageError(
+            f"{where}: no such folder; pass a folder that holds task folders (each with a task.yaml)."
+        )
+    if not path.is_dir():
+        raise UsageError(f"{where}: not a folder; pass a folder that holds task folders.")
+    if (path / "task.yaml").is_file():
+        raise UsageError(
+            f"{where} is itself a task folder; pass the folder that holds it: --suite-dir {path.parent}"
+        )
+    if not any((p / "task.yaml").is_file() for p in path.iterdir()):
+        raise UsageError(
+            f"{where} holds no task folder (a folder with a task.yaml); "
+            f"create one with: arrivalbench new-task NAME --suite-dir {raw}"
+        )
+    return path.resolve()
 
 
-def load_suite(suite_dir: Path = SUITE_DIR) -> dict[str, Task]:
-    """All tasks of a suite folder, by id, in name order."""
-    return _suite(Path(suite_dir).resolve())
+def _validated(entries: Iterable[tuple[str, str]]) -> tuple[Path, ...]:
+    builtin = SUITE_DIR.resolve()
+    dirs: list[Path] = []
+    for raw, origin in entries:
+        path = _checked(str(raw), origin)
+        if path != builtin and path not in dirs:
+            dirs.append(path)
+    return tuple(dirs)
 
 
-def get_task(task_id: str, suite_dir: Path = SUITE_DIR) -> Task:
+def use_suite_dirs(flags: Iterable[str | Path] = ()) -> tuple[Path, ...]:
+    """Make `flags`, then ARRIVALBENCH_SUITE_PATH, this process's user suite folders (the CLI's --suite-dir)."""
+    global _configured
+    _configured = _validated(
+        [(str(f), "--suite-dir") for f in flags] + [(e, SUITE_PATH_ENV) for e in env_suite_dirs()]
+    )
+    return _configured
+
+
+def user_suite_dirs(suite_dirs: SuiteDirs = None) -> tuple[Path, ...]:
+    """The user's suite folders, resolved and checked: `suite_dirs` exactly when given, else the
+    folders set by use_suite_dirs, else ARRIVALBENCH_SUITE_PATH. The built-in suite is never among them."""
+    if isinstance(suite_dirs, str | Path):
+        suite_dirs = [suite_dirs]  # one folder, not a sequence of characters
+    if suite_dirs is not None:
+        return _validated((str(d), "suite_dirs") for d in suite_dirs)
+    if _configured is not None:
+        return _configured
+    return _validated((e, SUITE_PATH_ENV) for e in env_suite_dirs())
+
+
+def suite_path(suite_dirs: SuiteDirs = None) -> tuple[Path, ...]:
+    """Every folder tasks are looked up in: the built-in suite first, then the user's."""
+    return (SUITE_DIR.resolve(), *user_suite_dirs(suite_dirs))
+
+
+def _label(folder: Path) -> str:
+    return f"{folder} (built-in)" if folder == SUITE_DIR.resolve() else str(folder)
+
+
+def _homes(path: Sequence[Path]) -> dict[str, list[Path]]:
+    """task id -> every task folder of that id on the path (more than one is a defect)."""
+    found: dict[str, list[Path]] = {}
+    for suite_dir in path:
+        for folder in sorted(p for p in suite_dir.iterdir() if (p / "task.yaml").is_file()):
+            found.setdefault(folder.name, []).append(folder)
+    return found
+
+
+def _one_home(task_id: str, folders: list[Path]) -> Path:
+    if len(folders) > 1:
+        where = " and ".join(_label(f.parent) for f in folders)
+        raise SpecError(
+            f"task '{task_id}' is defined in two suite folders: {where}; a task id must be unique "
+            "across the built-in suite and every --suite-dir, so rename or remove one."
+        )
+    return folders[0]
+
+
+def task_folders(suite_dirs: SuiteDirs = None) -> dict[str, Path]:
+    """Every task folder on the suite path by id, in id order, without loading any of them."""
+    homes = _homes(suite_path(suite_dirs))
+    return {task_id: _one_home(task_id, homes[task_id]) for task_id in sorted(homes)}
+
+
+def load_suite(suite_dirs: SuiteDirs = None) -> dict[str, Task]:
+    """All tasks of the suite path (built-in plus user folders), by id, in id order."""
+    return {task_id: _task(folder) for task_id, folder in task_folders(suite_dirs).items()}
+
+
+def get_task(task_id: str, suite_dirs: SuiteDirs = None) -> Task:
     """One task by id; loads only that folder, so a broken neighbour does not block it."""
-    suite_dir = Path(suite_dir).resolve()
-    folder = suite_dir / task_id
-    if not (folder / "task.yaml").is_file() or not task_id.isidentifier():
-        known = [p.name for p in suite_dir.iterdir() if (p / "task.yaml").is_file()]
-        raise UnknownNameError("task", task_id, known, hint=" List them with: arrivalbench tasks")
-    return _task(folder)
+    path = suite_path(suite_dirs)
+    folders = (
+        [d / task_id for d in path if (d / task_id / "task.yaml").is_file()]
+        if task_id.isidentifier()
+        else []
+    )
+    if not folders:
+        raise UnknownNameError(
+            "task",
+            task_id,
+            _homes(path),
+            hint=" List them with: arrivalbench tasks (a folder of your own tasks: --suite-dir DIR)",
+        )
+    return _task(_one_home(task_id, folders))
 
 
 @cache
@@ -379,9 +490,13 @@ def _task(folder: Path) -> Task:
     return load_task(folder)
 
 
-def suite_hash(suite_dir: Path = SUITE_DIR) -> str:
-    """One hash over every task folder's content hash, in name order (files as they are on disk)."""
+def suite_hash(suite_dirs: SuiteDirs = None) -> str:
+    """One hash over every task's content hash, in id order (files as they are on disk).
+
+    Only ids and contents count, not which folder holds a task: with no user folders it is the
+    built-in suite's hash, and each user task changes it as a built-in task would.
+    """
     digest = hashlib.sha256()
-    for folder in sorted(p for p in Path(suite_dir).iterdir() if (p / "task.yaml").is_file()):
-        digest.update(f"{folder.name}:{folder_hash(folder)}\n".encode())
+    for task_id, folder in task_folders(suite_dirs).items():
+        digest.update(f"{task_id}:{folder_hash(folder)}\n".encode())
     return digest.hexdigest()

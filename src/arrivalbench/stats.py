@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from arrivalbench.errors import UsageError
 from arrivalbench.seeds import rng as seeded_rng
-from arrivalbench.spec import HAZARDS, Task, get_task
+from arrivalbench.spec import HAZARDS, Task
 from arrivalbench.store import Cell, RunDir
 
 __all__ = [
@@ -150,10 +150,10 @@ def outcomes(cells: list[Cell], verdicts: pa.Table, tasks: dict[str, Task]) -> l
 
 
 def run_outcomes(run: RunDir, tasks: dict[str, Task] | None = None) -> list[CellOutcome]:
-    """outcomes() for a stored run; tasks default to the installed suite's task of each id."""
+    """outcomes() for a stored run; tasks default to the suite path's task of each id."""
     cells = run.cells()
     if tasks is None:
-        tasks = {task_id: get_task(task_id) for task_id in sorted({c.task for c in cells})}
+        tasks = {task_id: run.task(task_id) for task_id in sorted({c.task for c in cells})}
     return outcomes(cells, run.verdicts(), tasks)
 
 

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -36,6 +36,9 @@ from arrivalbench import __version__
 from arrivalbench.engines import Limits
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.seeds import PrivateSeed
+
+if TYPE_CHECKING:
+    from arrivalbench.spec import SuiteDirs, Task
 
 RUN_FORMAT = 1
 CELL_KEY = ("arm", "task", "sample")
@@ -213,12 +216,15 @@ class RunDir:
         artifacts: dict[str, str],
         arm_info: dict[str, dict[str, Any]] | None = None,
         seed_commitment: str | None = None,
+        suite_dirs: list[str] | None = None,
     ) -> RunDir:
         """Write a new run: artifacts first, then cells, then the manifest (which marks it complete).
 
         `arm_info` describes generated arms ({arm: {"model", "prompt_arm", "prompt_sha256"}});
         the report pairs each prompt arm with the unhinted arm of the same model through it.
         `seed_commitment` makes a private run: its hidden logs descend from the committed secret.
+        `suite_dirs` are the user's task folders the run was made with: a hint for an error
+        message when a task is missing later, never where tasks are looked up.
         """
         path = Path(path)
         check_run_path(path)
@@ -241,6 +247,7 @@ class RunDir:
             "engine": engine,
             "engine_version": engine_version,
             "suite_hash": suite_hash,
+            "suite_dirs": list(suite_dirs or []),
             "task_hashes": dict(sorted(task_hashes.items())),
             "base_seed": base_seed,
             "arms": sorted({c.arm for c in cells}),
@@ -392,6 +399,46 @@ class RunDir:
         """Model and prompt of each generated arm; empty for reference arms and older runs."""
         return self.manifest.get("arm_info", {})
 
+    # -- its tasks -----------------------------------------------------------------------------
+    def task(self, task_id: str, suite_dirs: SuiteDirs = None) -> Task:
+        """One task of this run from the suite path (spec.get_task); a task not found there is one
+        line naming the --suite-dir folders the run was made with."""
+        from arrivalbench.errors import UnknownNameError
+        from arrivalbench.spec import get_task
+
+        try:
+            return get_task(task_id, suite_dirs)
+        except UnknownNameError:
+            raise RunStoreError(self._missing_task(task_id)) from None
+
+    def tasks(self, suite_dirs: SuiteDirs = None) -> dict[str, Task]:
+        """Every task the run uses (its cells and recorded task hashes), by id."""
+        ids = {c.task for c in self.cells()} | set(self.manifest.get("task_hashes", {}))
+        return {task_id: self.task(task_id, suite_dirs) for task_id in sorted(ids)}
+
+    def _missing_task(self, task_id: str) -> str:
+        import shlex
+
+        recorded = [str(d) for d in self.manifest.get("suite_dirs") or []]
+        holders = [d for d in recorded if (Path(d) / task_id / "task.yaml").is_file()]
+        missing = f"{self.path}: task '{task_id}' is not on the suite path"
+        if holders:
+            return (
+                f"{missing}; the run was made with it from {holders[0]}: pass "
+                f"--suite-dir {shlex.quote(holders[0])} (or set ARRIVALBENCH_SUITE_PATH)."
+            )
+        if recorded:
+            flags = " ".join(f"--suite-dir {shlex.quote(d)}" for d in recorded)
+            return (
+                f"{missing}; the run was made with {flags}, which no longer holds it here: "
+                f"pass --suite-dir with the folder that holds '{task_id}' now."
+            )
+        return (
+            f"{missing}; the run was made with the built-in suite of harness "
+            f"{self.manifest.get('harness_version')}: grade it with that version, or pass "
+            f"--suite-dir with the folder that holds '{task_id}'."
+        )
+
     # -- verdicts ------------------------------------------------------------------------------
     @property
     def journal_path(self) -> Path:
@@ -501,12 +548,13 @@ def create_suite_run(
     arm_info: dict[str, dict[str, Any]] | None = None,
     seed_commitment: str | None = None,
 ) -> RunDir:
-    """A new run over the installed suite: its hash, the used tasks' hashes, the default engine and the limits.
+    """A new run over the suite path: its hash, the used tasks' hashes and the user's suite folders,
+    the default engine and the limits.
 
     `seed` is the public base seed (the visible log); `seed_commitment` makes the run private.
     """
     from arrivalbench.engines import get_engine
-    from arrivalbench.spec import get_task, suite_hash
+    from arrivalbench.spec import get_task, suite_hash, user_suite_dirs
 
     engine = get_engine()
     return RunDir.create(
@@ -530,4 +578,5 @@ def create_suite_run(
         artifacts=artifacts,
         arm_info=arm_info,
         seed_commitment=seed_commitment,
+        suite_dirs=[str(d) for d in user_suite_dirs()],
     )

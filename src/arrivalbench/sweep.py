@@ -3,7 +3,9 @@
 A unit of work is one cell with the schedules it still lacks. Workers grade units and send back
 verdict rows; the parent appends them to the run's journal as they arrive (fsynced), so a sweep
 killed at any moment loses at most the units in flight, and a rerun resumes where it stopped.
-A private run is graded only with its secret (store.RunDir.check_secret).
+A private run is graded only with its secret (store.RunDir.check_secret). The user's suite
+folders travel in the SweepConfig, so a worker finds the same tasks as the parent whatever
+environment it inherited.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from arrivalbench.grade import Grader
 from arrivalbench.sandbox import die_with_parent
 from arrivalbench.schedules import get_kind, resolve_schedules
 from arrivalbench.seeds import PrivateSeed
-from arrivalbench.spec import get_task
+from arrivalbench.spec import SuiteDirs, get_task, user_suite_dirs
 from arrivalbench.store import Cell, RunDir, RunStoreError, verdict_row
 
 MAX_POOL_RESTARTS = 3
@@ -41,10 +43,14 @@ class SweepConfig:
     limits: Limits
     schedules: str | None  # None: the task's default set; "all"; or a comma list
     private: PrivateSeed | None = None
+    suite_dirs: tuple[Path, ...] = ()  # the user's suite folders, as the parent resolved them
 
     @classmethod
     def from_manifest(
-        cls, manifest: dict[str, Any], private: PrivateSeed | None = None
+        cls,
+        manifest: dict[str, Any],
+        private: PrivateSeed | None = None,
+        suite_dirs: tuple[Path, ...] = (),
     ) -> SweepConfig:
         config = manifest.get("config", {})
         default = Limits()
@@ -59,6 +65,7 @@ class SweepConfig:
             limits=limits,
             schedules=config.get("schedules"),
             private=private,
+            suite_dirs=suite_dirs,
         )
 
 
@@ -69,7 +76,7 @@ def plan(run: RunDir, config: SweepConfig) -> list[Unit]:
     for cell in run.cells():
         if cell.artifact_sha256 is None:
             continue
-        wanted = resolve_schedules(get_task(cell.task), config.schedules)
+        wanted = resolve_schedules(run.task(cell.task, config.suite_dirs), config.schedules)
         pending = tuple(s for s in wanted if (*cell.key, s) not in done)
         if pending:
             units.append(
@@ -93,7 +100,7 @@ def grade_unit(unit: Unit, config: SweepConfig) -> list[tuple[dict[str, Any], di
         if _GRADER is not None:
             _GRADER.close()
         _GRADER = Grader(seed=config.seed, limits=config.limits, private=config.private)
-    task = get_task(unit.cell.task)
+    task = get_task(unit.cell.task, config.suite_dirs)
     record, timings = _GRADER.grade(
         task,
         unit.script,
@@ -214,15 +221,18 @@ def sweep(
     on_result: Callable[[list[tuple[dict[str, Any], dict[str, Any]]]], None] | None = None,
     on_plan: Callable[[int], None] | None = None,
     private: PrivateSeed | None = None,
+    suite_dirs: SuiteDirs = None,
 ) -> SweepReport:
     """Grade everything still ungraded in the run, append as results arrive, then compact.
 
     A private run needs `private`, the secret it commits to; a development run takes none.
+    `suite_dirs`: the user's suite folders (default: the process's, see spec.user_suite_dirs).
     """
     manifest = run.manifest
     run.check_secret(private)
+    dirs = user_suite_dirs(suite_dirs)
     for task_id, recorded in manifest.get("task_hashes", {}).items():
-        current = get_task(task_id).content_hash()
+        current = run.task(task_id, dirs).content_hash()
         if current != recorded:
             raise RunStoreError(
                 f"{run.path}: task '{task_id}' has changed since the run was made (content {recorded[:12]}…, "
@@ -231,7 +241,7 @@ def sweep(
             )
     if executor not in ("local", "ray"):
         raise UsageError(f"executor {executor!r}: expected 'local' or 'ray'.")
-    config = SweepConfig.from_manifest(manifest, private)
+    config = SweepConfig.from_manifest(manifest, private, suite_dirs=dirs)
     workers = workers or os.cpu_count() or 1
     started = time.perf_counter()
     counts: Counter[str] = Counter()
@@ -258,7 +268,11 @@ def sweep(
 
 
 def _regraded_copy(
-    run: RunDir, out: Path, workers: int | None, private: PrivateSeed | None
+    run: RunDir,
+    out: Path,
+    workers: int | None,
+    private: PrivateSeed | None,
+    suite_dirs: SuiteDirs = None,
 ) -> RunDir:
     """Copy the run without verdicts to `out` and grade the copy; the caller holds the run's lock.
 
@@ -279,7 +293,7 @@ def _regraded_copy(
             "engine_version": get_engine(manifest.get("engine", "duckdb")).version,
         },
     )
-    sweep(copy, workers=workers, private=private)
+    sweep(copy, workers=workers, private=private, suite_dirs=suite_dirs)
     return copy
 
 
@@ -288,11 +302,12 @@ def regrade(
     out: Path,
     workers: int | None = None,
     private: PrivateSeed | None = None,
+    suite_dirs: SuiteDirs = None,
 ) -> RunDir:
     """Grade every stored artifact again into a new run at `out`; the stored verdicts are not touched."""
     run.check_secret(private)
     with run.lock():
-        return _regraded_copy(run, Path(out), workers, private)
+        return _regraded_copy(run, Path(out), workers, private, suite_dirs)
 
 
 def verify(
@@ -300,6 +315,7 @@ def verify(
     workers: int | None = None,
     private: PrivateSeed | None = None,
     out: Path | None = None,
+    suite_dirs: SuiteDirs = None,
 ) -> list[str]:
     """Re-grade every stored artifact into a scratch copy and list verdict rows that differ, byte for byte.
 
@@ -312,7 +328,9 @@ def verify(
     with run.lock():
         stored = run.verdicts()
         with tempfile.TemporaryDirectory(prefix="arrivalbench-verify-") as scratch:
-            copy = _regraded_copy(run, Path(out or Path(scratch) / "run"), workers, private)
+            copy = _regraded_copy(
+                run, Path(out or Path(scratch) / "run"), workers, private, suite_dirs
+            )
             again = copy.verdicts()
     mismatches = []
     key = ("arm", "task", "sample", "schedule")

@@ -26,7 +26,7 @@ from arrivalbench.agent.prompts import ARMS, arm_sha256, build_prompt, check_arm
 from arrivalbench.engines import Limits
 from arrivalbench.errors import UsageError
 from arrivalbench.seeds import DEFAULT_SEED
-from arrivalbench.spec import Task, get_task, load_suite, suite_hash
+from arrivalbench.spec import Task, get_task, load_suite, suite_hash, task_folders
 from arrivalbench.store import (
     Cell,
     RunDir,
@@ -271,7 +271,7 @@ def import_scripts(
     check_run_path(Path(out))
     if not folder.is_dir():
         raise UsageError(f"{folder}: not a folder; give a folder of <task>.sql files.")
-    known = set(load_suite())
+    known = set(task_folders())
     results = []
     for path in sorted([*folder.glob("*.sql"), *folder.glob("*/*.sql")]):
         relative = path.relative_to(folder)

@@ -80,7 +80,8 @@ def _settings(path: Path, log: EvalLog) -> dict[str, Any]:
     if info.get("suite_hash") != suite_hash():
         raise InspectLogError(
             f"{path}: made with suite {str(info.get('suite_hash'))[:12]}…, installed suite is "
-            f"{suite_hash()[:12]}…; import it with the matching ArrivalBench version."
+            f"{suite_hash()[:12]}…; import it with the matching ArrivalBench version and the same "
+            "--suite-dir folders (or ARRIVALBENCH_SUITE_PATH) the eval ran with."
         )
     arm = info.get("arm")
     if arm in ARMS and info.get("prompt_sha256") != arm_sha256(arm):
