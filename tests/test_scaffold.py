@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -12,17 +13,19 @@ import pytest
 from arrivalbench.errors import ArrivalBenchError, UnknownNameError, UsageError
 from arrivalbench.gate import gate_task
 from arrivalbench.grade import Grader
-from arrivalbench.scaffold import new_task
-from arrivalbench.spec import folder_hash, load_task
+from arrivalbench.scaffold import new_task, new_task_dir
+from arrivalbench.spec import SUITE_DIR, SUITE_PATH_ENV, folder_hash, load_task, suite_hash
 
 SCRIPT = Path(sys.executable).parent / "arrivalbench"
 COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "arrivalbench.cli"]
 
 
-def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+def cli(
+    *args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
     return subprocess.run(
-        [*COMMAND, *map(str, args)], capture_output=True, text=True, env=env, timeout=120
+        [*COMMAND, *map(str, args)], capture_output=True, text=True, cwd=cwd, env=env, timeout=120
     )
 
 
@@ -105,7 +108,10 @@ def test_new_task_refuses_with_a_clear_message(tmp_path, case):
 def test_cli_new_task_creates_then_refuses_a_duplicate(tmp_path):
     done = cli("new-task", "events_per_day", "--suite-dir", tmp_path)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == f"created {tmp_path / 'events_per_day'}"
+    assert done.stdout.splitlines() == [
+        f"created {tmp_path / 'events_per_day'}",
+        f"check it with: arrivalbench gate --suite-dir {tmp_path} --tasks events_per_day",
+    ]
     assert load_task(tmp_path / "events_per_day").id == "events_per_day"
 
     again = cli("new-task", "events_per_day", "--suite-dir", tmp_path)
@@ -115,3 +121,81 @@ def test_cli_new_task_creates_then_refuses_a_duplicate(tmp_path):
     assert line.startswith("arrivalbench: error: ")
     assert "already exists" in line
     assert again.stdout == ""
+
+
+# --- where new-task writes ------------------------------------------------------------------------
+
+
+def _builtin_state() -> tuple[list[str], str]:
+    return sorted(p.name for p in SUITE_DIR.iterdir()), suite_hash()
+
+
+def test_new_task_without_a_suite_dir_refuses_and_writes_nothing(tmp_path):
+    """From a wheel install, `new-task NAME` wrote into site-packages (the built-in suite) and
+    silently changed the suite hash of every later run. Without a folder it now refuses."""
+    before = _builtin_state()
+    done = cli("new-task", "stray_task", cwd=tmp_path)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("arrivalbench: error: new-task writes only into a folder you name")
+    assert "pass --suite-dir DIR" in line and SUITE_PATH_ENV in line
+    assert done.stdout == ""
+    assert not (SUITE_DIR / "stray_task").exists()
+    assert _builtin_state() == before
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_new_task_into_a_new_folder_leaves_the_builtin_hash_unchanged(tmp_path):
+    before = _builtin_state()
+    mine = tmp_path / "my_tasks"  # does not exist yet: new-task creates it
+    done = cli("new-task", "mine", "--suite-dir", mine)
+    assert done.returncode == 0, done.stderr
+    assert load_task(mine / "mine").id == "mine"
+    assert _builtin_state() == before
+    assert suite_hash([mine]) != before[1]
+
+
+def test_new_task_writes_into_the_first_entry_of_the_environment_variable(tmp_path):
+    first, second = tmp_path / "first", tmp_path / "second"
+    done = cli("new-task", "mine", env={SUITE_PATH_ENV: f"{first}{os.pathsep}{second}"})
+    assert done.returncode == 0, done.stderr
+    assert (first / "mine" / "task.yaml").is_file() and not second.exists()
+    assert f"check it with: arrivalbench gate --suite-dir {first} --tasks mine" in done.stdout
+
+
+def test_new_task_refuses_an_id_of_the_builtin_suite(tmp_path):
+    with pytest.raises(UsageError, match=r"task 'daily_revenue' already exists at .*daily_revenue"):
+        new_task("daily_revenue", suite_dir=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "phrase"),
+    [
+        ({"suite_dir": SUITE_DIR}, "is the built-in suite"),
+        ({"suite_dir": Path("x"), "builtin": True}, "not both"),
+    ],
+)
+def test_new_task_dir_refuses_the_builtin_suite_unless_asked(kwargs, phrase):
+    with pytest.raises(UsageError, match=phrase):
+        new_task_dir(**kwargs)
+
+
+def test_builtin_flag_is_for_source_checkouts_only(monkeypatch):
+    monkeypatch.setattr("arrivalbench.scaffold.builtin_is_source_checkout", lambda: False)
+    with pytest.raises(UsageError, match=r"only a source checkout may do; .* --suite-dir DIR"):
+        new_task_dir(builtin=True)
+    monkeypatch.setattr("arrivalbench.scaffold.builtin_is_source_checkout", lambda: True)
+    assert new_task_dir(builtin=True) == SUITE_DIR
+
+
+def test_printed_check_command_admits_the_new_task(tmp_path):
+    done = cli("new-task", "events_mine", "--suite-dir", tmp_path / "mine")
+    assert done.returncode == 0, done.stderr
+    (hint,) = [line for line in done.stdout.splitlines() if line.startswith("check it with: ")]
+    program, *args = shlex.split(hint.removeprefix("check it with: "))
+    assert program == "arrivalbench"
+    assert args == ["gate", "--suite-dir", str(tmp_path / "mine"), "--tasks", "events_mine"]
+    gated = cli(*args)
+    assert gated.returncode == 0, gated.stdout + gated.stderr
+    assert "admitted events_mine (create, easy)" in gated.stdout

@@ -400,17 +400,30 @@ def new_task_command(
     mode: Annotated[str, typer.Option(help="create, modify or repair.")] = "create",
     generator: Annotated[str, typer.Option(help="Log generator kind.")] = "sales",
     suite_dir: Annotated[
-        Path | None, typer.Option(help="Suite folder (default: the built-in suite).")
+        Path | None,
+        typer.Option(
+            "--suite-dir",
+            help="Folder to write the task into, created if missing "
+            "(default: the first entry of ARRIVALBENCH_SUITE_PATH).",
+        ),
     ] = None,
+    builtin: Annotated[
+        bool,
+        typer.Option(
+            "--builtin", help="Maintainers: write into the built-in suite of a source checkout."
+        ),
+    ] = False,
 ) -> None:
-    """Scaffold a working task folder to edit (see docs/task-authoring.md)."""
-    from arrivalbench.scaffold import new_task
-    from arrivalbench.spec import SUITE_DIR
+    """Scaffold a working task folder to edit, in a folder you name (see docs/task-authoring.md)."""
+    import shlex
 
-    folder = new_task(name, mode=mode, generator=generator, suite_dir=suite_dir or SUITE_DIR)
+    from arrivalbench.scaffold import new_task, new_task_dir
+
+    target = new_task_dir(suite_dir, builtin=builtin)
+    folder = new_task(name, mode=mode, generator=generator, suite_dir=target)
     out.print(f"created {folder}", highlight=False)
-    if suite_dir is None:
-        out.print(f"check it with: arrivalbench gate --tasks {name} --matrix", highlight=False)
+    where = "" if builtin else f" --suite-dir {shlex.quote(str(target))}"
+    out.print(f"check it with: arrivalbench gate{where} --tasks {name}", highlight=False)
 
 
 RunOpt = Annotated[Path, typer.Argument(help="A run directory.")]

@@ -2,6 +2,9 @@
 
 The scaffold is a small working task (events per day over the chosen generator's log, with one
 negative control), so an author changes a task that works rather than filling in blanks.
+It is written only into a folder the author names: writing into the installed suite would
+silently change the suite hash of every later run, so that takes `--builtin`, in a source
+checkout only.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from pathlib import Path
 
 from arrivalbench.errors import UsageError
 from arrivalbench.generators import get_generator, make_log  # noqa: F401  (registry side effect)
-from arrivalbench.spec import SUITE_DIR, load_task
+from arrivalbench.spec import SUITE_DIR, SUITE_PATH_ENV, env_suite_dirs, load_task
 
 TASK_YAML = """\
 schema_version: 1
@@ -105,10 +108,51 @@ GROUP BY ALL;
 """
 
 
-def new_task(
-    name: str, mode: str = "create", generator: str = "sales", suite_dir: Path = SUITE_DIR
-) -> Path:
-    """Write a working task folder and return its path; refuse to overwrite anything."""
+def builtin_is_source_checkout() -> bool:
+    """True when the built-in suite is `src/arrivalbench/suite` of a checkout, not an installed copy."""
+    package = SUITE_DIR.resolve().parent
+    return package.parent.name == "src" and (package.parent.parent / "pyproject.toml").is_file()
+
+
+def new_task_dir(suite_dir: Path | None = None, builtin: bool = False) -> Path:
+    """The folder new-task writes into: `suite_dir`, else the first entry of ARRIVALBENCH_SUITE_PATH;
+    the built-in suite only with `builtin`, in a source checkout. Never a default."""
+    if builtin and suite_dir is not None:
+        raise UsageError("new-task: pass --suite-dir DIR or --builtin, not both.")
+    if builtin:
+        if not builtin_is_source_checkout():
+            raise UsageError(
+                f"new-task --builtin writes into the built-in suite, which only a source checkout "
+                f"may do; this one is installed at {SUITE_DIR}. Pass --suite-dir DIR instead."
+            )
+        return SUITE_DIR
+    if suite_dir is None:
+        entries = env_suite_dirs()
+        if not entries:
+            raise UsageError(
+                "new-task writes only into a folder you name: pass --suite-dir DIR (created if "
+                f"missing) or set {SUITE_PATH_ENV}; nothing was written."
+            )
+        suite_dir = Path(entries[0])
+    if Path(suite_dir).resolve() == SUITE_DIR.resolve():
+        raise UsageError(
+            f"{suite_dir} is the built-in suite, and a task written there changes the suite hash; "
+            "pass another --suite-dir, or --builtin to do it on purpose (source checkouts only)."
+        )
+    return Path(suite_dir)
+
+
+def _taken(name: str) -> Path | None:
+    """A task folder of this id already in the built-in suite or an ARRIVALBENCH_SUITE_PATH folder."""
+    for folder in (SUITE_DIR, *map(Path, env_suite_dirs())):
+        if (folder / name / "task.yaml").is_file():
+            return folder / name
+    return None
+
+
+def new_task(name: str, mode: str = "create", generator: str = "sales", *, suite_dir: Path) -> Path:
+    """Write a working task folder into `suite_dir` and return its path; refuse to overwrite anything
+    or to reuse an id of the suite path (the built-in suite and ARRIVALBENCH_SUITE_PATH)."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
         raise UsageError(
             f"task name {name!r}: use lower-case letters, digits and underscores, starting with a letter."
@@ -116,9 +160,23 @@ def new_task(
     if mode not in ("create", "modify", "repair"):
         raise UsageError(f"mode {mode!r}: expected create, modify or repair.")
     get_generator(generator)
-    folder = Path(suite_dir) / name
+    suite_dir = Path(suite_dir)
+    if suite_dir.exists() and not suite_dir.is_dir():
+        raise UsageError(f"{suite_dir}: not a folder; pass a folder to hold task folders.")
+    if (suite_dir / "task.yaml").is_file():
+        raise UsageError(
+            f"{suite_dir} is itself a task folder; pass the folder that holds task folders, "
+            f"e.g. --suite-dir {suite_dir.parent}"
+        )
+    folder = suite_dir / name
     if folder.exists():
         raise UsageError(f"{folder} already exists; choose another name or edit that task.")
+    taken = _taken(name)
+    if taken is not None:
+        raise UsageError(
+            f"task '{name}' already exists at {taken}; task ids are unique across the suite path, "
+            "so choose another name."
+        )
     values = {
         "name": name,
         "mode": mode,
