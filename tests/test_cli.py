@@ -505,6 +505,21 @@ def test_corpus_grade_run_summary_and_report_of_a_task_of_a_suite_dir(mine, tmp_
     assert f"suite {manifest['suite_hash'][:12]}" in written and "naive_watermark" in written
 
 
+def test_import_scripts_of_a_task_of_a_suite_dir_prints_a_grade_command_that_works(mine, tmp_path):
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    shutil.copy(mine / MINE / "gold.sql", scripts / f"{MINE}.sql")
+    args = ("import-scripts", scripts, "--arm", "human", "--out", tmp_path / "run")
+    assert_one_line_user_error(cli(*args), "tasks of your own need --suite-dir DIR")
+    done = cli(*args, "--suite-dir", mine)
+    assert done.returncode == 0, done.stderr
+    hint = done.stdout.split("grade it with: ")[1].split()
+    assert hint == ["arrivalbench", "grade-run", str(tmp_path / "run"), "--suite-dir", str(mine)]
+    graded = cli(*hint[1:], "--workers", "1")
+    assert graded.returncode == 0, graded.stderr
+    assert "graded 1 cells" in graded.stdout
+
+
 def test_a_broken_task_of_a_suite_dir_does_not_block_grading_another(mine, tmp_path):
     shutil.copytree(mine / MINE, tmp_path / MINE)
     (tmp_path / "broken").mkdir()

@@ -98,6 +98,13 @@ def use_suite(suite_dir: list[Path] | None) -> None:
     use_suite_dirs(suite_dir or ())
 
 
+def suite_flags(suite_dir: list[Path] | None) -> str:
+    """The --suite-dir flags a printed follow-up command needs, as the user gave them."""
+    import shlex
+
+    return "".join(f" --suite-dir {shlex.quote(str(d))}" for d in suite_dir or ())
+
+
 def read_pipeline(path: Path, max_bytes: int | None = None) -> str:
     """The pipeline's text, or a PipelineInputError saying what is wrong with the file."""
     if not path.exists():
@@ -540,7 +547,7 @@ def generate(
     missing = sum(c.artifact_sha256 is None for c in cells)
     out.print(
         f"wrote {out_dir}: {len(cells)} cells ({missing} without a script); "
-        f"grade it with: arrivalbench grade-run {out_dir}",
+        f"grade it with: arrivalbench grade-run {out_dir}{suite_flags(suite_dir)}",
         highlight=False,
     )
     out.print(_run_kind(run), highlight=False)
@@ -569,7 +576,7 @@ def import_scripts_command(
     )
     out.print(
         f"wrote {out_dir}: {len(run.cells())} cells in arm {arm}; "
-        f"grade it with: arrivalbench grade-run {out_dir}",
+        f"grade it with: arrivalbench grade-run {out_dir}{suite_flags(suite_dir)}",
         highlight=False,
     )
     out.print(_run_kind(run), highlight=False)
@@ -597,7 +604,7 @@ def import_inspect_command(
     missing = sum(c.artifact_sha256 is None for c in cells)
     out.print(
         f"wrote {out_dir}: {len(cells)} cells in arms {', '.join(run.manifest['arms'])} "
-        f"({missing} without a script); grade it with: arrivalbench grade-run {out_dir}",
+        f"({missing} without a script); grade it with: arrivalbench grade-run {out_dir}{suite_flags(suite_dir)}",
         highlight=False,
     )
     out.print(_run_kind(run), highlight=False)

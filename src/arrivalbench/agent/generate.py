@@ -284,7 +284,8 @@ def import_scripts(
         if task_id not in known or not sample_text.isdigit() or len(parts) > 2:
             raise UsageError(
                 f"{path}: name it <task>.sql, <task>.<sample>.sql or <task>/<sample>.sql "
-                f"with a task of the suite ('arrivalbench tasks' lists them)."
+                f"with a task of the suite ('arrivalbench tasks' lists them; tasks of your own need "
+                "--suite-dir DIR)."
             )
         try:
             script = path.read_text(encoding="utf-8")
