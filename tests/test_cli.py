@@ -513,7 +513,7 @@ def test_import_scripts_of_a_task_of_a_suite_dir_prints_a_grade_command_that_wor
     assert_one_line_user_error(cli(*args), "tasks of your own need --suite-dir DIR")
     done = cli(*args, "--suite-dir", mine)
     assert done.returncode == 0, done.stderr
-    hint = done.stdout.split("grade it with: ")[1].split()
+    hint = done.stdout.split("grade it with: ")[1].splitlines()[0].split()
     assert hint == ["arrivalbench", "grade-run", str(tmp_path / "run"), "--suite-dir", str(mine)]
     graded = cli(*hint[1:], "--workers", "1")
     assert graded.returncode == 0, graded.stderr

@@ -428,9 +428,11 @@ def new_task_command(
 
     target = new_task_dir(suite_dir, builtin=builtin)
     folder = new_task(name, mode=mode, generator=generator, suite_dir=target)
-    out.print(f"created {folder}", highlight=False)
+    out.print(f"created {folder}", highlight=False, soft_wrap=True)
     where = "" if builtin else f" --suite-dir {shlex.quote(str(target))}"
-    out.print(f"check it with: arrivalbench gate{where} --tasks {name}", highlight=False)
+    out.print(
+        f"check it with: arrivalbench gate{where} --tasks {name}", highlight=False, soft_wrap=True
+    )
 
 
 RunOpt = Annotated[Path, typer.Argument(help="A run directory.")]
@@ -549,6 +551,7 @@ def generate(
         f"wrote {out_dir}: {len(cells)} cells ({missing} without a script); "
         f"grade it with: arrivalbench grade-run {out_dir}{suite_flags(suite_dir)}",
         highlight=False,
+        soft_wrap=True,
     )
     out.print(_run_kind(run), highlight=False)
 
@@ -578,6 +581,7 @@ def import_scripts_command(
         f"wrote {out_dir}: {len(run.cells())} cells in arm {arm}; "
         f"grade it with: arrivalbench grade-run {out_dir}{suite_flags(suite_dir)}",
         highlight=False,
+        soft_wrap=True,
     )
     out.print(_run_kind(run), highlight=False)
 
@@ -606,6 +610,7 @@ def import_inspect_command(
         f"wrote {out_dir}: {len(cells)} cells in arms {', '.join(run.manifest['arms'])} "
         f"({missing} without a script); grade it with: arrivalbench grade-run {out_dir}{suite_flags(suite_dir)}",
         highlight=False,
+        soft_wrap=True,
     )
     out.print(_run_kind(run), highlight=False)
 
@@ -773,6 +778,7 @@ def summary(run_dir: RunOpt, suite_dir: SuiteDirOpt = None) -> None:
 
     use_suite(suite_dir)
     run = RunDir.open(run_dir)
+    run.tasks()  # a task missing from the suite path is one line, before anything is printed
     out.print(_run_kind(run), highlight=False)
     out.print(_summary_table(run))
 
