@@ -8,6 +8,7 @@ the `in_order_stream` schedule of the same task and seed.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter, OrderedDict, defaultdict
 from itertools import pairwise
 from unittest import mock
@@ -30,6 +31,7 @@ from arrivalbench.schedules import (
     schedule_from_json,
     schedule_to_json,
 )
+from arrivalbench.seeds import PrivateSeed, private_seed
 from arrivalbench.spec import HAZARDS, Task, get_task
 
 STABLE_TASKS = ("daily_revenue", "customer_state")
@@ -284,6 +286,45 @@ def test_unknown_event_names_the_delivery_and_the_event(tasks, crash_json: dict)
         ScheduleError, match=r"deliveries\[2\] \(batch 3\): malformed schedule: event -5"
     ):
         schedule_from_json(crash_json, tasks["daily_revenue"])
+
+
+@pytest.fixture
+def private_json(tasks) -> tuple[dict, PrivateSeed]:
+    """A duplicate_delivery file of daily_revenue built from a private seed (no log seed in it)."""
+    private = private_seed("ab" * 16, "test.seed")
+    schedule, log = build_schedule(tasks["daily_revenue"], "duplicate_delivery", 4, private)
+    return json.loads(json.dumps(schedule_to_json(schedule, log))), private
+
+
+@pytest.mark.parametrize(
+    ("change", "phrase"),
+    [
+        (_set("log.seed", 7), "log.seed must be null in the file of a private schedule"),
+        (_drop("seed_commitment"), "log.seed is null without a seed_commitment"),
+        (_set("seed_commitment", "AB" * 32), "seed_commitment: String should match pattern"),
+        (_set("seed_commitment", 5), "seed_commitment: Input should be a valid string"),
+    ],
+)
+def test_private_schedule_file_with_a_wrong_seed_field_is_named(
+    tasks, private_json, change, phrase
+) -> None:
+    data, private = private_json
+    change(data)
+    with pytest.raises(ScheduleError, match=re.escape(phrase)):
+        schedule_from_json(data, tasks["daily_revenue"], where="edited.json", private=private)
+
+
+def test_unknown_event_in_a_private_schedule_names_no_seed(tasks, private_json) -> None:
+    """The message about a foreign event names the private seed by its commitment, never the
+    seed of the hidden log it rebuilt (which would let anyone rebuild that log)."""
+    data, private = private_json
+    data["deliveries"][0]["event_ids"].append(-5)
+    with pytest.raises(ScheduleError) as caught:
+        schedule_from_json(data, tasks["daily_revenue"], private=private)
+    message = str(caught.value)
+    assert "event -5 is not in the hidden log of the private seed " + private.short in message
+    hidden_seed = logs.log_seed("daily_revenue", "hidden", private.seed)
+    assert str(hidden_seed) not in message and str(private.seed) not in message
 
 
 def test_schedule_file_with_gaps_in_batch_ids_is_accepted(tasks, crash_json: dict) -> None:

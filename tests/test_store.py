@@ -222,6 +222,13 @@ def test_manifest_missing_a_field_names_the_file_and_the_field(tmp_path: Path, f
             "field 'config.statement_timeout' is a string",
         ),
         (lambda m: m["config"].update(memory_limit=1), "field 'config.memory_limit' is an integer"),
+        (lambda m: m.update(seed_commitment="x" * 64), "field 'seed_commitment' is a string"),
+        (lambda m: m.update(seed_commitment=1), "field 'seed_commitment' is an integer"),
+        (lambda m: m.update(regraded_from="run"), "field 'regraded_from' is a string"),
+        (
+            lambda m: m["config"].update(replay_timeout=None),
+            "field 'config.replay_timeout' is null",
+        ),
         (lambda m: m.update(format=True), "run format true, this harness reads 1"),
         (lambda m: m.update(format=2), "run format 2, this harness reads 1"),
     ],
@@ -335,3 +342,12 @@ def test_new_run_path_must_be_new_or_empty(tmp_path: Path) -> None:
     make_run(tmp_path / "run")
     with pytest.raises(RunStoreError, match="a run already exists here"):
         check_new_run_path(tmp_path / "run", "-o")
+
+
+def test_journal_row_written_before_seed_commitment_existed_is_read(tmp_path: Path) -> None:
+    run = make_run(tmp_path / "run")
+    row = verdict_row(run.cells()[0], "snapshot", 7, entry())
+    del row["seed_commitment"]
+    run.append([row], [_timing("snapshot")])
+    (read,) = run.verdicts().to_pylist()
+    assert read["seed_commitment"] is None and read["schedule"] == "snapshot"
