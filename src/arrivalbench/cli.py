@@ -874,9 +874,11 @@ def summary(run_dir: RunOpt, suite_dir: SuiteDirOpt = None) -> None:
 
     use_suite(suite_dir)
     run = RunDir.open(run_dir)
-    run.tasks()  # a task missing from the suite path is one line, before anything is printed
+    # First: a task missing from the suite path or a damaged journal is one error line, with
+    # nothing printed above it.
+    table = _summary_table(run)
     out.print(_run_kind(run), highlight=False)
-    out.print(_summary_table(run))
+    out.print(table)
 
 
 @app.command("report")
