@@ -804,3 +804,19 @@ def test_damaged_journal_line_is_one_line_and_the_journal_is_kept(command, corpu
     assert "move the journal aside" in done.stderr
     assert run.journal_path.read_bytes() == before
     assert not (corpus_run / "verdicts.parquet").exists()
+
+
+def test_gate_on_a_task_whose_oracle_does_not_parse_reports_it(tmp_path):
+    """Regression: an oracle.sql with a syntax error crashed `gate` with DuckDB's ParserException."""
+    folder = tmp_path / "my_tasks"
+    new_task("oracle_typo", suite_dir=folder)
+    fixture = Path(__file__).parent / "fixtures" / "oracles" / "daily_revenue_syntax_error.sql"
+    oracle = folder / "oracle_typo" / "oracle.sql"
+    oracle.write_text(fixture.read_text(encoding="utf-8"), encoding="utf-8")
+    done = cli("gate", "--suite-dir", folder, "--tasks", "oracle_typo", "--jobs", "1")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert "rejected (1) oracle_typo" in done.stdout
+    (line,) = [x for x in done.stdout.splitlines() if "oracle.sql" in x]
+    assert line.strip().startswith("- oracle_typo: oracle.sql: ")
+    assert "syntax error" in line and "were not graded" in line

@@ -225,6 +225,8 @@ def test_manifest_missing_a_field_names_the_file_and_the_field(tmp_path: Path, f
         (lambda m: m.update(seed_commitment="x" * 64), "field 'seed_commitment' is a string"),
         (lambda m: m.update(seed_commitment=1), "field 'seed_commitment' is an integer"),
         (lambda m: m.update(regraded_from="run"), "field 'regraded_from' is a string"),
+        (lambda m: m.update(suite_dirs="mine"), "field 'suite_dirs' is a string"),
+        (lambda m: m.update(suite_dirs=["a", None]), "field 'suite_dirs[1]' is null"),
         (
             lambda m: m["config"].update(replay_timeout=None),
             "field 'config.replay_timeout' is null",

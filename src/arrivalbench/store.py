@@ -108,12 +108,13 @@ MANIFEST_FIELDS: dict[str, tuple[type | tuple[type, ...], str]] = {
     "base_seed": (int, f"a seed ({SEED_RANGE})"),
     "seed_commitment": (str, "the 64 hex digits of a sha256"),
     "regraded_from": (dict, "an object naming the run it was re-graded from"),
+    "suite_dirs": (list, "a list of folders"),
     "arms": (list, "a list of arm names"),
     "arm_info": (dict, "an object of arm to its model and prompt"),
     "config": (dict, "an object"),
     "created_at": (str, "a string"),
 }
-OPTIONAL_MANIFEST_FIELDS = {"arm_info", "seed_commitment", "regraded_from"}
+OPTIONAL_MANIFEST_FIELDS = {"arm_info", "seed_commitment", "regraded_from", "suite_dirs"}
 """Fields added after format 1 was first written, or only in some runs (private, re-graded)."""
 CONFIG_FIELDS: dict[str, tuple[type | tuple[type, ...], str]] = {
     "schedules": ((str, type(None)), "null, 'all' or a comma list of schedule names"),
@@ -168,6 +169,9 @@ def manifest_problem(data: object) -> str | None:
     for i, arm in enumerate(data["arms"]):
         if not isinstance(arm, str):
             return f"field 'arms[{i}]' is {_json_kind(arm)}, expected an arm name"
+    for i, folder in enumerate(data.get("suite_dirs", [])):
+        if not isinstance(folder, str):
+            return f"field 'suite_dirs[{i}]' is {_json_kind(folder)}, expected a folder"
     for arm, info in data.get("arm_info", {}).items():
         if not isinstance(info, dict):
             return f"field 'arm_info.{arm}' is {_json_kind(info)}, expected an object"
