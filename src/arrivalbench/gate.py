@@ -2,9 +2,12 @@
 
 - the gold passes the snapshot, both benign controls and every declared hazard;
 - every negative control passes the snapshot and both benign controls and fails exactly its
-  declared hazards, silently (FAIL, not ERROR);
-- every declared hazard perturbs that task's delivery, and changes the final state of at least
-  one control or naive baseline (a hazard nothing can notice is over-declared);
+  declared hazards, silently (FAIL, not ERROR; a loud hazard may also ERROR);
+- every declared hazard perturbs that task's delivery and is earned: some authored control that
+  passes the in-order stream FAILs under it (or ERRORs, for a loud hazard). A verdict change, not
+  a diff change: naive baselines never earn a declaration, nor does a control that already fails
+  in order, since a pipeline that is wrong anyway tells nothing about the hazard;
+- an order-sensitive task declares out_of_order (and so earns it by the rule above);
 - the oracle is unambiguous: no repeated key, the same result on shuffled input, on two seeds;
 - a modify or repair task's existing pipeline does not already pass the snapshot;
 - the description carries no hazard vocabulary.
@@ -23,7 +26,7 @@ from arrivalbench.logs import task_log
 from arrivalbench.oracle import oracle_defects
 from arrivalbench.schedules import BENIGN, default_schedules
 from arrivalbench.seeds import PrivateSeed
-from arrivalbench.spec import Task
+from arrivalbench.spec import LOUD, Task
 
 ORACLE_SEEDS = 2
 """Number of hidden logs (base seeds) on which the oracle's stability is checked."""
@@ -49,8 +52,8 @@ class TaskGate:
     schedules: list[str]
     verdicts: dict[str, dict[str, str]] = field(default_factory=dict)
     """artifact -> schedule -> PASS | FAIL | ERROR (gold, controls and naive baselines)"""
-    sensitive: dict[str, list[str]] = field(default_factory=dict)
-    """declared hazard -> the controls and baselines whose final state it changes"""
+    earned_by: dict[str, list[str]] = field(default_factory=dict)
+    """declared hazard -> the authored controls that pass the in-order stream and fail under it"""
     violations: list[Violation] = field(default_factory=list)
 
     @property
@@ -123,7 +126,7 @@ def gate_task(task: Task, grader: Grader) -> TaskGate:
         for schedule_name, entry in verdicts.items():
             verdict = entry["verdict"]
             if schedule_name in fails:
-                if verdict == "ERROR":
+                if verdict == "ERROR" and schedule_name not in LOUD:
                     violate(
                         f"must fail silently but raised: {_describe(entry)}", name, schedule_name
                     )
@@ -167,27 +170,68 @@ def gate_task(task: Task, grader: Grader) -> TaskGate:
         result.verdicts[f"baseline:{baseline}"] = {
             s: v["verdict"] for s, v in record["verdicts"].items()
         }
-    for hazard in task.spec.hazards:
-        result.sensitive[hazard] = [
-            name
-            for name, verdicts in records.items()
-            if name != GOLD and _changed(verdicts, hazard)
-        ]
-        if not result.sensitive[hazard]:
-            violate(
-                "no control or naive baseline ends differently under it than in order; "
-                "add a control that this hazard breaks, or stop declaring it",
-                schedule=hazard,
-            )
+    _check_earned(task, records, violate, result)
     return result
 
 
-def _changed(verdicts: dict[str, dict[str, object]], hazard: str) -> bool:
-    """Whether an artifact's outcome under a hazard differs from its outcome on the in-order stream."""
-    if hazard not in verdicts or "in_order_stream" not in verdicts:
-        return False
-    strip = lambda entry: {k: v for k, v in entry.items() if k != "schedule_sha256"}  # noqa: E731
-    return strip(verdicts[hazard]) != strip(verdicts["in_order_stream"])
+def _check_earned(
+    task: Task,
+    records: dict[str, dict[str, dict[str, object]]],
+    violate: Callable[..., None],
+    result: TaskGate,
+) -> None:
+    """Every declared hazard is earned by an authored control; an order-sensitive task declares out_of_order."""
+    spec = task.spec
+    if spec.order_sensitive and "out_of_order" not in spec.hazards:
+        violate(
+            "the task is order_sensitive but does not declare out_of_order: declare it with a "
+            "control that is right in arrival order and wrong when events arrive out of order "
+            "(arrival order taken as event order, a watermark), or set order_sensitive: false",
+            schedule="out_of_order",
+        )
+    declared_in = {h: [c.file for c in spec.controls if h in c.fails] for h in spec.hazards}
+    for hazard in spec.hazards:
+        earned = [f for f in declared_in[hazard] if f in records and _earns(records[f], hazard)]
+        result.earned_by[hazard] = earned
+        if earned:
+            continue
+        outcome = "FAILs or ERRORs" if hazard in LOUD else "FAILs"
+        if spec.order_sensitive and hazard == "out_of_order":
+            remedy = "the task is order_sensitive, so it must keep out_of_order: add a control"
+        else:
+            remedy = "add a control (a mistake an engineer could ship)"
+        noticed = [
+            name
+            for name, verdicts in records.items()
+            if name != GOLD and verdicts.get(hazard, {}).get("verdict") in ("FAIL", "ERROR")
+        ]
+        seen = (
+            f"; not PASS under it, but not earning: {', '.join(noticed)} (a baseline never "
+            "earns a declaration, nor a control that already fails the in-order stream)"
+            if noticed
+            else ""
+        )
+        if not declared_in[hazard]:
+            violate(
+                f"declared, but no control lists it in 'fails'{seen}; {remedy} that passes the "
+                f"in-order stream and {outcome} under it, or stop declaring it",
+                schedule=hazard,
+            )
+        else:
+            violate(
+                f"not earned: no control that passes the in-order stream {outcome} under it "
+                f"({', '.join(declared_in[hazard])} list it in 'fails'){seen}; {remedy} that "
+                "does, or stop declaring it",
+                schedule=hazard,
+            )
+
+
+def _earns(verdicts: dict[str, dict[str, object]], hazard: str) -> bool:
+    """Whether a control's verdicts earn a hazard: PASS on the in-order stream, FAIL under the
+    hazard (ERROR counts too for a loud hazard, which a pipeline may notice by raising)."""
+    in_order = verdicts.get("in_order_stream", {}).get("verdict")
+    under = verdicts.get(hazard, {}).get("verdict")
+    return in_order == "PASS" and (under == "FAIL" or (hazard in LOUD and under == "ERROR"))
 
 
 _GRADER: Grader | None = None

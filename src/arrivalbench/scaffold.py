@@ -24,6 +24,7 @@ mode: {mode}
 difficulty: easy
 difficulty_reason: one additive count over one source (edit me)
 scenario: {name}
+order_sensitive: false
 description: |
   Every row of `{source}` is one event. Maintain `{target}` with one row per calendar
   day (the date of `ts_event`) and `events`, the number of events of that day.

@@ -49,6 +49,8 @@ Hazard = Literal[
     "backfill",
     "schema_evolution",
 ]
+LOUD: tuple[str, ...] = ("schema_evolution",)
+"""Hazards a pipeline may notice by raising: an ERROR under them is a failure, not a defect."""
 Identifier = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
 
 
@@ -161,6 +163,11 @@ class TaskSpec(_Strict):
     difficulty: Literal["easy", "medium", "hard"]
     difficulty_reason: str = ""
     scenario: Identifier
+    order_sensitive: bool = Field(
+        strict=True,
+        description="whether the target depends on the event-time order of events beyond which "
+        "events exist (latest state, first seen, running balances, sessions, windows over time)",
+    )
     description: str = Field(min_length=1)
     sources: list[SourceSpec] = Field(min_length=1)
     """One stream per source, each delivered as `<name>_batch`; a single `source:` in YAML is a list of one."""

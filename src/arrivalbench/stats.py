@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from arrivalbench.errors import UsageError
 from arrivalbench.seeds import rng as seeded_rng
-from arrivalbench.spec import HAZARDS, Task
+from arrivalbench.spec import HAZARDS, LOUD, Task
 from arrivalbench.store import Cell, RunDir
 
 __all__ = [
@@ -56,7 +56,6 @@ __all__ = [
 
 ORDERING = ("late_arrival", "out_of_order")
 IDEMPOTENCY = ("duplicate_delivery", "crash_retry", "backfill")
-LOUD = ("schema_evolution",)
 BENIGN = ("single_batch", "in_order_stream")
 SNAPSHOT = "snapshot"
 DEFAULT_BOOTSTRAP_SEED = 20260105
