@@ -72,6 +72,9 @@ def test_tasks_json_lists_every_task_with_its_declarations():
         assert isinstance(row["hazards"], list)
         for c in row["controls"]:
             assert set(c) == {"file", "fails"} and set(c["fails"]) <= set(row["hazards"])
+        # Every declaration is listed in some control's fails (the gate checks it is earned).
+        assert set(row["hazards"]) == {h for c in row["controls"] for h in c["fails"]}
+        assert isinstance(row["order_sensitive"], bool)
     by_id = {row["id"]: row for row in rows}
     assert len(by_id) == len(rows)
     for task_id in STABLE:

@@ -17,7 +17,7 @@ import yaml
 from arrivalbench.gate import GOLD, TaskGate, Violation, gate_suite, gate_task
 from arrivalbench.grade import Grader
 from arrivalbench.seeds import DEFAULT_SEED
-from arrivalbench.spec import SUITE_DIR, Task, get_task, load_task
+from arrivalbench.spec import LOUD, SUITE_DIR, Task, get_task, load_task
 
 pytestmark = pytest.mark.slow
 
@@ -97,7 +97,7 @@ def violations(
 # --- admitted ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("task_id", ["daily_revenue", "customer_state"])
+@pytest.mark.parametrize("task_id", ["daily_revenue", "customer_state", "page_views_schema"])
 def test_built_in_task_is_admitted(grader, task_id):
     task = get_task(task_id)
     result = gate_task(task, grader)
@@ -108,9 +108,12 @@ def test_built_in_task_is_admitted(grader, task_id):
     for control in task.spec.controls:
         row = result.verdicts[control.file]
         assert {s for s, v in row.items() if v != "PASS"} == set(control.fails)
-        assert all(row[s] == "FAIL" for s in control.fails)
+        assert all(row[s] == "FAIL" or s in LOUD for s in control.fails)
     for hazard in task.spec.hazards:
-        assert result.sensitive[hazard], hazard
+        earners = result.earned_by[hazard]
+        assert earners, hazard
+        assert all(c.startswith("controls/") for c in earners)  # never a baseline
+        assert all(result.verdicts[c]["in_order_stream"] == "PASS" for c in earners)
 
 
 # --- rejected, each defect named ------------------------------------------------------------------
@@ -144,9 +147,18 @@ def test_control_that_errors_where_it_should_fail_is_rejected(controls_and_text)
     )
 
 
-def test_three_breaks_give_exactly_three_violations(controls_and_text):
-    """Nothing else in the copy is wrong, so nothing else may be reported (the gold still passes)."""
-    assert len(controls_and_text.violations) == 3, [str(v) for v in controls_and_text.violations]
+def test_a_silent_hazard_is_not_earned_by_an_error(controls_and_text):
+    """The dedup control was daily_revenue's only one for duplicates; raising does not earn it."""
+    assert controls_and_text.earned_by["duplicate_delivery"] == []
+    (unearned,) = violations(controls_and_text, None, "duplicate_delivery")
+    assert unearned.message.startswith("not earned: no control that passes the in-order stream")
+    assert f"({DEDUP} list it in 'fails')" in unearned.message
+
+
+def test_three_breaks_give_exactly_four_violations(controls_and_text):
+    """Nothing else in the copy is wrong, so nothing else may be reported (the gold still passes):
+    the three breaks, and the declaration the raising control no longer earns."""
+    assert len(controls_and_text.violations) == 4, [str(v) for v in controls_and_text.violations]
     assert all(v == "PASS" for v in controls_and_text.verdicts[GOLD].values())
 
 
@@ -182,40 +194,133 @@ def with_oracle(copy_task, task_id: str, oracle_file: str) -> Task:
     return load_task(folder)
 
 
-def test_store_max_order_notices_duplicates_only_through_its_baselines(grader):
-    """Why the over-declared test below needs a two-statement oracle, pinned down.
-
-    No control of store_max_order declares duplicate_delivery, yet the built-in task is admitted:
-    naive_append rebuilds the target with the oracle's own query, whose join back to `sales` on
-    the winning event_id gives one row per delivered copy of that order, so duplicates make it FAIL.
-    """
-    task = get_task("store_max_order")
-    assert "duplicate_delivery" in task.spec.hazards
-    assert not any("duplicate_delivery" in c.fails for c in task.spec.controls)
-    record, _ = grader.grade(
-        task, baseline_script(task, "naive_append"), ["in_order_stream", "duplicate_delivery"]
-    )
-    verdicts = {s: v["verdict"] for s, v in record["verdicts"].items()}
-    assert verdicts == {"in_order_stream": "PASS", "duplicate_delivery": "FAIL"}
+def _declare(hazard: str) -> Callable[[dict], None]:
+    return lambda raw: raw["hazards"].append(hazard)
 
 
-def test_hazard_that_no_control_or_baseline_notices_is_rejected(grader, copy_task):
-    # store_max_order (max/min per store) with the same oracle split in two statements: no
-    # baselines exist, and neither control ends differently under duplicates than in order.
-    task = with_oracle(copy_task, "store_max_order", "store_max_order_two_statements.sql")
-    result = gate_task(task, grader)
+def test_hazard_that_nothing_notices_is_rejected(grader, copy_task, edit_spec):
+    # store_max_order (max/min per store) declaring duplicates again, with the oracle split in two
+    # statements so that no baselines exist: nothing ends differently under duplicates.
+    folder = copy_task("store_max_order")
+    shutil.copyfile(ORACLES / "store_max_order_two_statements.sql", folder / "oracle.sql")
+    edit_spec(folder, _declare("duplicate_delivery"))
+    result = gate_task(load_task(folder), grader)
     assert not any(name.startswith("baseline:") for name in result.verdicts)
     assert result.verdicts[GOLD]["snapshot"] == "PASS"  # the split oracle gives the same target
     for name, row in result.verdicts.items():
         assert row["duplicate_delivery"] == row["in_order_stream"] == "PASS", name
-    assert result.sensitive["duplicate_delivery"] == []
-    for hazard in task.spec.hazards:
+    assert result.earned_by["duplicate_delivery"] == []
+    for hazard in result.task.spec.hazards:
         if hazard != "duplicate_delivery":
-            assert result.sensitive[hazard], hazard
+            assert result.earned_by[hazard], hazard
     (over,) = result.violations
     assert (over.artifact, over.schedule) == (None, "duplicate_delivery")
-    assert "no control or naive baseline ends differently under it" in over.message
+    assert "no control lists it in 'fails'" in over.message
+    assert "not PASS under it" not in over.message
     assert "stop declaring it" in over.message
+
+
+def test_declaration_only_batch_only_reacts_to_is_rejected(grader, copy_task, edit_spec):
+    """Regression: the gate admitted a hazard whenever some artifact's verdict *record* differed
+    from its in-order one, diff included, so `batch_only`, which already FAILs the in-order
+    stream, "noticed" duplicates on daily_funnel (distinct counts, which duplicates cannot change)
+    and the declaration was admitted with no control failing it."""
+    folder = copy_task("daily_funnel")
+    edit_spec(folder, _declare("duplicate_delivery"))
+    task = load_task(folder)
+    batch_only, _ = grader.grade(
+        task, baseline_script(task, "batch_only"), ["in_order_stream", "duplicate_delivery"]
+    )
+    in_order, duplicated = (
+        batch_only["verdicts"][s] for s in ("in_order_stream", "duplicate_delivery")
+    )
+    assert in_order["verdict"] == duplicated["verdict"] == "FAIL"
+    assert in_order["diff"] != duplicated["diff"]  # what the old rule took for "noticed"
+
+    result = gate_task(task, grader)
+    reacting = [a for a, row in result.verdicts.items() if row["duplicate_delivery"] != "PASS"]
+    assert reacting == ["baseline:batch_only"]
+    assert result.earned_by["duplicate_delivery"] == []
+    (unearned,) = result.violations
+    assert (unearned.artifact, unearned.schedule) == (None, "duplicate_delivery")
+    assert "no control lists it in 'fails'" in unearned.message
+    assert "not earning: baseline:batch_only (a baseline never earns" in unearned.message
+
+
+BATCH_TOTALS = """\
+-- Rebuilds the funnel from the current load alone.
+CREATE OR REPLACE TABLE daily_funnel AS
+SELECT CAST(ts_event AS DATE) AS day,
+       count(DISTINCT user_id) FILTER (WHERE action = 'view')        AS viewers,
+       count(DISTINCT user_id) FILTER (WHERE action = 'add_to_cart') AS cart_users,
+       count(DISTINCT user_id) FILTER (WHERE action = 'purchase')    AS purchasers,
+       CAST(count(DISTINCT user_id) FILTER (WHERE action = 'purchase') AS DOUBLE)
+           / nullif(count(DISTINCT user_id) FILTER (WHERE action = 'view'), 0) AS conversion
+FROM clicks_batch
+GROUP BY 1;
+"""
+
+
+def test_declaration_whose_only_failing_control_fails_in_order_is_rejected(
+    grader, copy_task, edit_spec
+):
+    """A control that is wrong on the in-order stream FAILs every hazard and says nothing about
+    any of them: listing a hazard in its 'fails' does not earn the declaration."""
+    folder = copy_task("daily_funnel")
+    (folder / "controls" / "batch_totals.sql").write_text(BATCH_TOTALS, encoding="utf-8")
+
+    def declare_through_batch_totals(raw: dict) -> None:
+        raw["hazards"].append("duplicate_delivery")
+        raw["controls"].append(
+            {"file": "controls/batch_totals.sql", "fails": ["duplicate_delivery"]}
+        )
+
+    edit_spec(folder, declare_through_batch_totals)
+    result = gate_task(load_task(folder), grader)
+    row = result.verdicts["controls/batch_totals.sql"]
+    assert row["in_order_stream"] == row["duplicate_delivery"] == "FAIL"
+    assert result.earned_by["duplicate_delivery"] == []
+    (unearned,) = violations(result, None, "duplicate_delivery")
+    assert unearned.message.startswith("not earned: no control that passes the in-order stream")
+    assert "(controls/batch_totals.sql list it in 'fails')" in unearned.message
+    # The control itself is reported too, for the benign schedule it fails.
+    (benign,) = violations(result, "controls/batch_totals.sql", "in_order_stream")
+    assert benign.message.startswith("control must pass this benign control: FAIL")
+    # The other declarations are still earned by their own controls.
+    for hazard in ("late_arrival", "out_of_order", "crash_retry", "backfill"):
+        assert result.earned_by[hazard], hazard
+
+
+def test_loud_hazard_is_earned_by_an_error_and_only_there(grader, copy_task):
+    """A control may ERROR under schema evolution (the loud hazard) and earn it; under a silent
+    hazard the same ERROR is a violation (test_control_that_errors_where_it_should_fail_...)."""
+    task = load_task(copy_task("store_sales_schema"))
+    result = gate_task(task, grader)
+    named = "controls/names_new_column.sql"
+    assert result.verdicts[named]["schema_evolution"] == "ERROR"
+    assert result.earned_by["schema_evolution"] == [named]
+    assert result.violations == []
+
+
+def test_order_sensitive_task_without_out_of_order_is_rejected(grader, copy_task, edit_spec):
+    folder = copy_task("tier_history_modify")
+
+    def drop_out_of_order(raw: dict) -> None:
+        assert raw["order_sensitive"] is True
+        raw["hazards"].remove("out_of_order")
+        for control in raw["controls"]:
+            if "out_of_order" in control["fails"]:
+                control["fails"].remove("out_of_order")
+
+    edit_spec(folder, drop_out_of_order)
+    result = gate_task(load_task(folder), grader)
+    assert "out_of_order" not in result.schedules
+    (missing,) = result.violations
+    assert (missing.artifact, missing.schedule) == (None, "out_of_order")
+    assert "order_sensitive but does not declare out_of_order" in missing.message
+    # The same task marked order-insensitive is admitted without it.
+    edit_spec(folder, lambda raw: raw.update(order_sensitive=False))
+    assert gate_task(load_task(folder), grader).violations == []
 
 
 def test_oracle_that_repeats_a_key_is_rejected(grader, copy_task):

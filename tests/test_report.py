@@ -13,14 +13,14 @@ m-unhinted in r1, two samples per task (s0, s1):
     customer_state   all PASS                                    gap 0    error 0    all-in 0
     net_revenue      s0 ERRORs crash_retry (excluded from gap)   gap 0/1  error 1/2  all-in 1/2
     first_purchase   s0 FAILs the snapshot (excluded from gap)   gap 0/1  error 0    all-in 1/2
-    store_max_order  s0 FAILs late_arrival                       gap 1/2  error 0    all-in 1/2
+    account_balances s0 FAILs late_arrival                       gap 1/2  error 0    all-in 1/2
   -> snapshot-pass 90.0%, gap 20.0%, error 10.0%, all-in 40.0%;
      turns: daily_revenue s1 and first_purchase s0 fail turn 1 -> first turn 80.0%, final 90.0%;
      of the 9 final snapshot passes, 2 of 8 passed at once fail a hazard and 1 of 1 repaired.
-m-unhinted in r2: customer_state s0 FAILs out_of_order, store_max_order s0 and s1 FAIL
-  -> gap (0 + 1/2 + 0 + 0 + 1) / 5 = 30.0%; failing tasks r1 {daily_revenue, store_max_order},
-     r2 {customer_state, store_max_order}: 1 of 2 recur; delta +10.0pp.
-m-hint: daily_revenue s0 ERRORs duplicate_delivery, s2 is refused; store_max_order s0 FAILs late_arrival
+m-unhinted in r2: customer_state s0 FAILs out_of_order, account_balances s0 and s1 FAIL
+  -> gap (0 + 1/2 + 0 + 0 + 1) / 5 = 30.0%; failing tasks r1 {daily_revenue, account_balances},
+     r2 {customer_state, account_balances}: 1 of 2 recur; delta +10.0pp.
+m-hint: daily_revenue s0 ERRORs duplicate_delivery, s2 is refused; account_balances s0 FAILs late_arrival
   -> gap 10.0%; error (2/3) / 5 = 13.3%; all-in (2/3 + 1/2) / 5 = 23.3%. Paired against
      m-unhinted (r1), task by task: gap -1/2 on daily_revenue -> -10.0pp; error +2/3 and -1/2
      -> +3.3pp; all-in +1/6, -1/2, -1/2 -> -16.7pp.
@@ -49,7 +49,7 @@ from arrivalbench.store import Cell, RunDir, sha256_text, verdict_row
 
 SCRIPT = Path(sys.executable).parent / "arrivalbench"
 COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "arrivalbench.cli"]
-TASKS = ("daily_revenue", "customer_state", "net_revenue", "first_purchase", "store_max_order")
+TASKS = ("daily_revenue", "customer_state", "net_revenue", "first_purchase", "account_balances")
 SCHEDULES = (
     "snapshot",
     "single_batch",
@@ -93,9 +93,9 @@ R1_VERDICTS = {
     ("m-unhinted", "daily_revenue", 1): {"duplicate_delivery": "FAIL"},
     ("m-unhinted", "net_revenue", 0): {"crash_retry": "ERROR"},
     ("m-unhinted", "first_purchase", 0): {"snapshot": "FAIL"},
-    ("m-unhinted", "store_max_order", 0): {"late_arrival": "FAIL"},
+    ("m-unhinted", "account_balances", 0): {"late_arrival": "FAIL"},
     ("m-hint", "daily_revenue", 0): {"duplicate_delivery": "ERROR"},
-    ("m-hint", "store_max_order", 0): {"late_arrival": "FAIL"},
+    ("m-hint", "account_balances", 0): {"late_arrival": "FAIL"},
 }
 R1_TURNS = {
     ("m-unhinted", "daily_revenue", 1): ("ERROR", "PASS"),
@@ -104,8 +104,8 @@ R1_TURNS = {
 }
 R2_VERDICTS = {
     ("m-unhinted", "customer_state", 0): {"out_of_order": "FAIL"},
-    ("m-unhinted", "store_max_order", 0): {"late_arrival": "FAIL"},
-    ("m-unhinted", "store_max_order", 1): {"duplicate_delivery": "FAIL"},
+    ("m-unhinted", "account_balances", 0): {"late_arrival": "FAIL"},
+    ("m-unhinted", "account_balances", 1): {"duplicate_delivery": "FAIL"},
 }
 MODEL_INFO = {
     "m-unhinted": {"model": "m", "prompt_arm": "unhinted", "prompt_sha256": "a" * 64},
@@ -305,7 +305,7 @@ def test_repair_loop_and_no_artifact_shares(report):
 
 def test_repaired_cells_against_cells_that_passed_at_once(report):
     # m-unhinted (r1): 9 cells end on a snapshot PASS; daily_revenue s1 needed a repair and FAILs
-    # duplicate_delivery; of the 8 that passed at once, net_revenue s0 (crash) and store_max_order s0 fail.
+    # duplicate_delivery; of the 8 that passed at once, net_revenue s0 (crash) and account_balances s0 fail.
     m = read_csv(report, "repair_effect")["m-unhinted (r1)"]
     assert (m["passed at once: failing"], m["repaired: failing"]) == (
         "2/8 = 25.0%",

@@ -51,6 +51,8 @@ def test_new_task_loads_and_is_admitted(tmp_path, grader):
     result = gate_task(task, grader)
     assert [str(v) for v in result.violations] == []
     assert result.admitted
+    assert task.spec.order_sensitive is False
+    assert all(result.earned_by[h] for h in task.spec.hazards), result.earned_by
 
 
 @pytest.mark.parametrize("mode", ["modify", "repair"])

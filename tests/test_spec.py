@@ -323,6 +323,29 @@ def test_hazard_listed_twice_is_refused(copy_task, edit_spec) -> None:
     assert "hazards listed twice" in _load_error(folder)
 
 
+def test_order_sensitive_is_required(copy_task, edit_spec) -> None:
+    folder = copy_task()
+    edit_spec(folder, lambda raw: raw.pop("order_sensitive"))
+    message = _load_error(folder)
+    assert "field 'order_sensitive' is required but missing" in message
+
+
+def test_order_sensitive_must_be_a_yaml_boolean(copy_task, edit_spec) -> None:
+    folder = copy_task()
+    edit_spec(folder, lambda raw: raw.update(order_sensitive="no"))
+    message = _load_error(folder)
+    assert "field 'order_sensitive'" in message
+    assert "found 'no'" in message
+
+
+def test_every_builtin_task_states_its_ordering_semantics() -> None:
+    specs = [t.spec for t in load_suite().values()]
+    sensitive = {s.id for s in specs if s.order_sensitive}
+    assert {"customer_state", "web_sessions", "daily_closing_balance"} <= sensitive
+    assert not {"daily_revenue", "store_max_order", "daily_funnel"} & sensitive
+    assert all("out_of_order" in s.hazards for s in specs if s.order_sensitive)
+
+
 def test_key_column_not_in_target_columns(copy_task, edit_spec) -> None:
     folder = copy_task()
     edit_spec(folder, lambda raw: raw["target"].update(key=["store_id", "week"]))

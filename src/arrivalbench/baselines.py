@@ -1,8 +1,9 @@
 """Naive baseline pipelines, derived from any task's spec and oracle: what a hurried engineer writes.
 
 Each baseline keeps (or not) some history and then rebuilds the target with the task's own oracle
-query over that history. They are used by the gate, to prove that a declared hazard can change a
-pipeline's final state, and as reference arms. A baseline exists only for a task whose oracle is
+query over that history. They are reference arms, and the gate shows them beside the controls;
+they never earn a hazard declaration there (`batch_only` fails the in-order stream already, and a
+declaration needs a plausible mistake that is right in order). A baseline exists only for a task whose oracle is
 a single query (a prefix of set-up statements could not be re-run every batch).
 """
 

@@ -208,6 +208,7 @@ def tasks(
                 "mode": t.spec.mode,
                 "difficulty": t.spec.difficulty,
                 "scenario": t.spec.scenario,
+                "order_sensitive": t.spec.order_sensitive,
                 "hazards": list(t.spec.hazards),
                 "controls": [{"file": c.file, "fails": list(c.fails)} for c in t.spec.controls],
                 "suite_dir": str(t.folder.parent),
@@ -927,6 +928,7 @@ def composition(results: list[Any]) -> str:
         "difficulty: " + ", ".join(f"{d} {bands[d]}" for d in ("easy", "medium", "hard")),
         f"scenarios: {len({s.scenario for s in specs})}",
         "declared: " + ", ".join(f"{h} {declared[h]}" for h in HAZARDS),
+        f"order-sensitive: {sum(s.order_sensitive for s in specs)}",
         f"negative controls: {sum(len(s.controls) for s in specs)}",
     ]
     return "\n".join(lines)

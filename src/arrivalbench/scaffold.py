@@ -1,7 +1,8 @@
 """`arrivalbench new-task NAME`: a new task folder that already passes the gate, to edit from.
 
-The scaffold is a small working task (events per day over the chosen generator's log, with one
-negative control), so an author changes a task that works rather than filling in blanks.
+The scaffold is a small working task (events per day over the chosen generator's log, with a
+negative control that earns each declared hazard), so an author changes a task that works rather
+than filling in blanks.
 It is written only into a folder the author names: writing into the installed suite would
 silently change the suite hash of every later run, so that takes `--builtin`, in a source
 checkout only.
@@ -48,6 +49,8 @@ controls:
     fails: [duplicate_delivery]
   - file: controls/broken_watermark_drop.sql
     fails: [late_arrival, out_of_order, backfill]
+  - file: controls/ledger_before_apply.sql
+    fails: [crash_retry]
 """
 ORACLE = """\
 -- Expected {target}: a batch query over the complete log (table `{source}`).
@@ -90,6 +93,30 @@ INSERT OR IGNORE INTO {source}_history
 SELECT DISTINCT ON (event_id) event_id, ts_event
 FROM {source}_batch
 WHERE ts_event >= (SELECT coalesce(max(ts_event), TIMESTAMP '1900-01-01') FROM {source}_history)
+ORDER BY event_id, _arrival_seq;
+
+CREATE OR REPLACE TABLE {target} AS
+SELECT CAST(ts_event AS DATE) AS day, COUNT(*) AS events
+FROM {source}_history
+GROUP BY ALL;
+"""
+CONTROL_LEDGER = """\
+-- Records the load as processed first, so that a load seen before is skipped; the record and the
+-- storing of its events are separate statements.
+CREATE TABLE IF NOT EXISTS processed_batches (batch_id BIGINT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS {source}_history (event_id BIGINT PRIMARY KEY, ts_event TIMESTAMP);
+
+CREATE TEMP TABLE this_batch AS
+SELECT * FROM {source}_batch
+WHERE _batch_id NOT IN (SELECT batch_id FROM processed_batches);
+
+INSERT INTO processed_batches
+SELECT DISTINCT _batch_id FROM {source}_batch
+ON CONFLICT DO NOTHING;
+
+INSERT OR IGNORE INTO {source}_history
+SELECT DISTINCT ON (event_id) event_id, ts_event
+FROM this_batch
 ORDER BY event_id, _arrival_seq;
 
 CREATE OR REPLACE TABLE {target} AS
@@ -191,6 +218,7 @@ def new_task(name: str, mode: str = "create", generator: str = "sales", *, suite
         "gold.sql": GOLD,
         "controls/dedup_history_only.sql": CONTROL_DEDUP,
         "controls/broken_watermark_drop.sql": CONTROL_WATERMARK,
+        "controls/ledger_before_apply.sql": CONTROL_LEDGER,
     }
     if mode != "create":
         files["existing.sql"] = EXISTING
