@@ -6,6 +6,8 @@
 - every declared hazard perturbs that task's delivery, and changes the final state of at least
   one control or naive baseline (a hazard nothing can notice is over-declared);
 - the oracle is unambiguous: no repeated key, the same result on shuffled input, on two seeds;
+- every stated rule's control (the gold with only that rule broken) fails some schedule, so the
+  data exercises the rule;
 - a modify or repair task's existing pipeline does not already pass the snapshot;
 - the description carries no hazard vocabulary.
 """
@@ -141,6 +143,8 @@ def gate_task(task: Task, grader: Grader) -> TaskGate:
                     f"{role} must pass this {kind}: {_describe(entry)}{hint}", name, schedule_name
                 )
 
+    _check_rules(task, grader, schedules, result, violate)
+
     if task.existing_sql is not None and task.spec.mode in ("modify", "repair"):
         try:
             record, _ = grader.grade(
@@ -180,6 +184,47 @@ def gate_task(task: Task, grader: Grader) -> TaskGate:
                 schedule=hazard,
             )
     return result
+
+
+def _check_rules(
+    task: Task,
+    grader: Grader,
+    schedules: list[str],
+    result: TaskGate,
+    violate: Callable[..., None],
+) -> None:
+    """Each stated rule's control must be caught somewhere: if it passes every schedule, the task's
+    data never exercises the rule, and a pipeline that breaks it would be graded correct.
+
+    A FAIL anywhere counts (the snapshot is enough); an ERROR counts only beside a PASS, since a
+    control that raises everywhere is broken rather than caught.
+    """
+    for rule in task.spec.rules:
+        name = rule.control
+        try:
+            record, _ = grader.grade(
+                task, task.controls[name], schedules, where=str(task.folder / name)
+            )
+        except ArrivalBenchError as exc:
+            violate(str(exc), artifact=name)
+            continue
+        verdicts = {s: v["verdict"] for s, v in record["verdicts"].items()}
+        result.verdicts[name] = verdicts
+        seen = set(verdicts.values())
+        if seen == {"PASS"}:
+            violate(
+                f"rule control passes every schedule, so the data never exercises the rule "
+                f"{rule.rule!r}; turn on the generator's edge-case parameter for it "
+                "(docs/task-authoring.md, 'Stated rules and edge cases') or fix the control",
+                artifact=name,
+            )
+        elif seen == {"ERROR"}:
+            first = record["verdicts"][schedules[0]]
+            violate(
+                f"rule control raises on every schedule, so it shows nothing about the rule "
+                f"{rule.rule!r}: {_describe(first)}",
+                artifact=name,
+            )
 
 
 def _changed(verdicts: dict[str, dict[str, object]], hazard: str) -> bool:
