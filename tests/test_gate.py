@@ -326,21 +326,28 @@ from arrivalbench.schedules import default_schedules  # noqa: E402
 
 def test_rule_whose_control_passes_every_schedule_is_rejected(grader, copy_task, edit_spec):
     """A rule control identical to the gold breaks nothing and passes every schedule, exactly as
-    a real rule control does when the data never reaches the rule: the gate must say so."""
+    a real rule control does when the data never reaches the rule: the gate must say so. A rule
+    control that raises on every schedule shows nothing either (it is broken, not caught)."""
     folder = copy_task("daily_revenue")
-    control = "controls/same_as_gold.sql"
-    shutil.copyfile(folder / "gold.sql", folder / control)
+    same, broken = "controls/same_as_gold.sql", "controls/raises.sql"
+    shutil.copyfile(folder / "gold.sql", folder / same)
+    (folder / broken).write_text("SELECT * FROM no_such_table;\n", encoding="utf-8")
     rule = "`revenue` is the sum of the order amounts of that store on that day"
-    edit_spec(folder, lambda raw: raw.update(rules=[{"rule": rule, "control": control}]))
+    rules = [{"rule": rule, "control": same}, {"rule": "`orders` is the number", "control": broken}]
+    edit_spec(folder, lambda raw: raw.update(rules=rules))
     result = gate_task(load_task(folder), grader)
-    (unexercised,) = result.violations
-    assert (unexercised.artifact, unexercised.schedule) == (control, None)
+    unexercised, raises = result.violations
+    assert (unexercised.artifact, unexercised.schedule) == (same, None)
     assert "rule control passes every schedule, so the data never exercises the rule" in str(
         unexercised
     )
     assert repr(rule) in unexercised.message
     assert "edge-case parameter" in unexercised.message
-    assert result.verdicts[control] == {s: "PASS" for s in result.schedules}
+    assert result.verdicts[same] == {s: "PASS" for s in result.schedules}
+    assert (raises.artifact, raises.schedule) == (broken, None)
+    assert raises.message.startswith("rule control raises on every schedule")
+    assert "ERROR sql_error" in raises.message and "no_such_table" in raises.message
+    assert result.verdicts[broken] == {s: "ERROR" for s in result.schedules}
 
 
 def rule_control_verdicts(grader: Grader, task_id: str, control: str) -> dict[str, str]:
