@@ -235,21 +235,30 @@ def test_a_missing_or_unusable_oracle_py_is_an_error_naming_the_file(revenue, so
     assert audit.first_disagreement == message
 
 
-def test_oracles_of_two_folders_with_one_task_id_load_as_separate_modules(revenue):
-    """Each oracle.py gets a module name of its own: a copy of a task must not reuse (or replace)
-    the module of the task it was copied from."""
-    right = revenue(CORRECT, name="first_copy")
-    wrong = revenue(MISSING_ROW, name="second_copy")
-    log = task_log(right, "hidden", DEFAULT_SEED)
-    assert load_python_oracle(right)(log.tables).num_rows == expected_rows(
-        right, DEFAULT_SEED, "hidden"
-    )
-    assert (
-        load_python_oracle(wrong)(log.tables).num_rows
-        == expected_rows(right, DEFAULT_SEED, "hidden") - 1
-    )
-    builtin = get_task("daily_revenue")
-    assert load_python_oracle(builtin) is not load_python_oracle(right)
+def test_an_oracle_py_loads_as_a_module_of_its_own_even_under_a_taken_task_id(copy_task):
+    """Module names come from the task id and the file's path: a copy of a built-in task (same id,
+    another folder) must neither reuse nor replace the built-in task's module."""
+    folder = copy_task("daily_revenue")  # same id as the built-in task
+    (folder / "oracle.py").write_text(MISSING_ROW, encoding="utf-8")
+    copy, builtin = load_task(folder), get_task("daily_revenue")
+    right, wrong = load_python_oracle(builtin), load_python_oracle(copy)
+    assert right.__module__ != wrong.__module__
+    assert {right.__module__, wrong.__module__} <= set(sys.modules)
+    log = task_log(builtin, "hidden", DEFAULT_SEED)
+    n = expected_rows(builtin, DEFAULT_SEED, "hidden")
+    assert (right(log.tables).num_rows, wrong(log.tables).num_rows) == (n, n - 1)
+
+
+def test_a_tasks_content_hash_covers_oracle_py_but_not_its_bytecode(revenue):
+    task = revenue(CORRECT)
+    before = task.content_hash()
+    load_python_oracle(task)  # importing may leave __pycache__/ in the task folder
+    (task.folder / "__pycache__").mkdir(exist_ok=True)
+    (task.folder / "__pycache__" / "oracle.cpython-311.pyc").write_bytes(b"bytecode")
+    assert task.content_hash() == before
+    (task.folder / "oracle.py").write_text(MISSING_ROW, encoding="utf-8")
+    assert task.content_hash() != before
+    assert load_task(task.folder).spec == task.spec  # the loader takes oracle.py in its stride
 
 
 def test_audit_suite_in_a_pool_gives_the_same_results_in_order(revenue):

@@ -17,7 +17,7 @@ import json
 import math
 import sys
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -159,23 +159,7 @@ class TaskAudit:
             "logs_checked": len(self.logs),
             "logs_agreeing": sum(log.equal for log in self.logs),
             "first_disagreement": self.first_disagreement,
-            "logs": [
-                {
-                    "seed": log.seed,
-                    "kind": log.kind,
-                    "gated": log.gated,
-                    "equal": log.equal,
-                    "sql_rows": log.sql_rows,
-                    "py_rows": log.py_rows,
-                    "counts": log.counts,
-                    "examples": log.examples,
-                    "items": log.items,
-                    "agreeing": log.agreeing,
-                    "kappa": log.kappa,
-                    "error": log.error,
-                }
-                for log in self.logs
-            ],
+            "logs": [asdict(log) for log in self.logs],
         }
 
 

@@ -412,7 +412,10 @@ def audit(
             "--seeds", help="Seeds audited besides --seed, derived from ('audit', i) (default: 5)."
         ),
     ] = None,
-    seed: SeedOpt = DEFAULT_SEED,
+    seed: Annotated[
+        int,
+        typer.Option("--seed", help="Base seed: its visible and hidden logs are audited first."),
+    ] = DEFAULT_SEED,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
     jobs: Annotated[
         int, typer.Option("--jobs", "-j", help="Tasks audited in parallel (default: one per core).")
