@@ -86,3 +86,14 @@ def test_oracle_of_two_statements_has_no_baseline(copy_task):
     assert split.num_rows > 0
     assert split.equals(compute_oracle(built_in, log, engine).sort_by(order))
     assert {name: baseline_script(task, name) for name in BASELINES} == dict.fromkeys(BASELINES)
+
+
+def test_oracle_that_does_not_parse_has_no_baseline(copy_task):
+    """Regression: baseline_script raised DuckDB's ParserException on an oracle with a typo, so
+    the gate and make-corpus crashed instead of naming the oracle."""
+    folder = copy_task("daily_revenue")
+    shutil.copyfile(ORACLES / "daily_revenue_syntax_error.sql", folder / "oracle.sql")
+    task = load_task(folder)
+    with pytest.raises(duckdb.ParserException):
+        duckdb.extract_statements(task.oracle_sql)
+    assert {name: baseline_script(task, name) for name in BASELINES} == dict.fromkeys(BASELINES)

@@ -257,6 +257,37 @@ def _bad_input(name: str, tmp_path: Path, gold: Path, good: Path) -> tuple[list[
     if name == "schedule file with a foreign log":
         bad = _broken(tmp_path, good, lambda d: d["log"].update(fingerprint="0" * 64))
         return [*grade, gold, "--schedule-file", bad], "fingerprint"
+    if name == "empty schedule list":
+        return [*grade, gold, "--schedules", ",,"], "--schedules ',,': names no schedule"
+    if name == "blank schedule list":
+        return [*grade, gold, "--schedules", " "], "--schedules ' ': names no schedule"
+    if name == "schedule file with a repeated batch id":
+        bad = _broken(tmp_path, good, lambda d: d["deliveries"][1].update(batch_id=1))
+        return [*grade, gold, "--schedule-file", bad], "deliveries[1] (batch 1): batch id"
+    if name == "schedule file with batch ids out of order":
+        bad = _broken(tmp_path, good, lambda d: d["deliveries"][3].update(batch_id=2))
+        return [*grade, gold, "--schedule-file", bad], "is not above batch 3"
+    if name == "schedule file with a negative seed":
+        bad = _broken(tmp_path, good, lambda d: d.update(seed=-1))
+        return [*grade, gold, "--schedule-file", bad], "seed: a seed is an integer from 0"
+    if name == "schedule file with a log seed beyond 64 bits":
+        bad = _broken(tmp_path, good, lambda d: d["log"].update(seed=2**64 + 5))
+        return [*grade, gold, "--schedule-file", bad], "log.seed: a seed is an integer from 0"
+    if name == "schedule file without a log fingerprint":
+        bad = _broken(tmp_path, good, lambda d: d["log"].pop("fingerprint"))
+        return [*grade, gold, "--schedule-file", bad], "log.fingerprint: Field required"
+    if name == "schedule file with deliveries as an object":
+        bad = _broken(tmp_path, good, lambda d: d.update(deliveries={}))
+        return [*grade, gold, "--schedule-file", bad], "deliveries: Input should be a valid list"
+    if name == "schedule file with a string for a boolean":
+        bad = _broken(tmp_path, good, lambda d: d["deliveries"][0].update(add_synthetic="no"))
+        return [*grade, gold, "--schedule-file", bad], "deliveries[0].add_synthetic"
+    if name == "schedule file with a misspelt field":
+        bad = _broken(tmp_path, good, lambda d: d["deliveries"][0].update(omit_column=[]))
+        return [*grade, gold, "--schedule-file", bad], "deliveries[0].omit_column: Extra inputs"
+    if name == "schedule file with perturbation as a list":
+        bad = _broken(tmp_path, good, lambda d: d.update(perturbation=[]))
+        return [*grade, gold, "--schedule-file", bad], "perturbation:"
     if name == "non-positive timeout":
         return [*grade, gold, "--statement-timeout", "0"], "timeout"
     if name == "unreadable memory limit":
@@ -280,6 +311,17 @@ BAD_INPUTS = [
     "schedule file for another task",
     "schedule file with an unknown event",
     "schedule file with a foreign log",
+    "empty schedule list",
+    "blank schedule list",
+    "schedule file with a repeated batch id",
+    "schedule file with batch ids out of order",
+    "schedule file with a negative seed",
+    "schedule file with a log seed beyond 64 bits",
+    "schedule file without a log fingerprint",
+    "schedule file with deliveries as an object",
+    "schedule file with a string for a boolean",
+    "schedule file with a misspelt field",
+    "schedule file with perturbation as a list",
     "non-positive timeout",
     "unreadable memory limit",
 ]
@@ -556,3 +598,225 @@ def test_a_bad_suite_path_is_one_line_and_exit_2(case, tmp_path):
     else:
         args, phrase = ["--suite-dir", tmp_path], "holds no task folder"
     assert_one_line_user_error(cli("tasks", "--hash", *args, env=env), phrase)
+
+
+# --- option values refused before anything runs: one line, exit 2 ------------------------------
+
+REPLAY = Path(__file__).parent.parent / "examples" / "replay.json"
+SEED_COMMANDS = {
+    "grade": ["grade", "-t", "daily_revenue", "-p", "{gold}"],
+    "schedule": ["schedule", "-t", "daily_revenue", "-s", "snapshot"],
+    "gate": ["gate", "--tasks", "daily_revenue"],
+    "make-corpus": ["make-corpus", "--out", "{tmp}/run", "--tasks", "daily_revenue"],
+    "generate": ["generate", "-m", f"replay:{REPLAY}", "--out", "{tmp}/run"],
+    "import-scripts": ["import-scripts", "{tmp}", "--arm", "human", "--out", "{tmp}/run"],
+}
+
+
+def _fill(args: list[str], tmp_path: Path, gold: Path) -> list[str]:
+    return [a.format(tmp=tmp_path, gold=gold) for a in args]
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**64 + 5)])
+@pytest.mark.parametrize("command", list(SEED_COMMANDS))
+def test_seed_out_of_range_is_refused_by_every_command(command, seed, tmp_path, gold):
+    """Regression: a negative seed (or one past 64 bits) was accepted; grade-run then crashed
+    writing it to Parquet, after the run was made."""
+    done = cli(*_fill(SEED_COMMANDS[command], tmp_path, gold), "--seed", seed)
+    assert_one_line_user_error(done, f"--seed {seed}: a seed is an integer from 0 to 2**63 - 1")
+    assert not (tmp_path / "run").exists()
+
+
+def test_seed_range_ends_at_2_to_the_63_minus_1():
+    args = ("schedule", "-t", "daily_revenue", "-s", "snapshot", "--seed")
+    largest = cli(*args, str(2**63 - 1))
+    assert largest.returncode == 0, largest.stderr
+    assert json.loads(largest.stdout)["name"] == "snapshot"
+    assert_one_line_user_error(cli(*args, str(2**63)), f"--seed {2**63}: a seed is")
+
+
+@pytest.mark.parametrize(
+    ("args", "phrase"),
+    [
+        (["grade-run", "{tmp}", "--workers", "-1"], "--workers -1: must be at least 1"),
+        (["grade-run", "{tmp}", "--workers", "0"], "--workers 0: must be at least 1"),
+        (["regrade", "{tmp}", "--verify", "--workers", "0"], "--workers 0: must be at least 1"),
+        (["regrade", "{tmp}", "--verify", "-w", "-3"], "--workers -3: must be at least 1"),
+        (["gate", "--jobs", "0"], "--jobs 0: must be at least 1"),
+        (["gate", "-j", "-1"], "--jobs -1: must be at least 1"),
+        (["generate", "-m", f"replay:{REPLAY}", "-o", "{tmp}/run", "-k", "0"], "-k 0:"),
+        (["generate", "-m", f"replay:{REPLAY}", "-o", "{tmp}/run", "-k", "-2"], "-k -2:"),
+        (["generate", "-m", f"replay:{REPLAY}", "-o", "{tmp}/run", "--turns", "0"], "--turns 0:"),
+        (
+            ["generate", "-m", f"replay:{REPLAY}", "-o", "{tmp}/run", "--concurrency", "0"],
+            "--concurrency 0:",
+        ),
+        (
+            ["generate", "-m", f"replay:{REPLAY}", "-o", "{tmp}/run", "-c", "-1"],
+            "--concurrency -1:",
+        ),
+        (
+            ["generate", "-m", f"replay:{REPLAY}", "-o", "{tmp}/run", "--max-retries", "-1"],
+            "--max-retries -1: must be at least 0",
+        ),
+        (
+            ["generate", "-m", f"replay:{REPLAY}", "-o", "{tmp}/run", "--timeout", "0"],
+            "--timeout 0: must be at least 1",
+        ),
+        (["report", "{tmp}", "--out", "{tmp}/report", "--resamples", "0"], "--resamples 0"),
+        (["report", "{tmp}", "--out", "{tmp}/report", "--resamples", "-5"], "--resamples -5"),
+        (["report", "{tmp}", "--out", "{tmp}/report", "--unit", "bogus"], "--unit 'bogus'"),
+    ],
+)
+def test_count_below_its_minimum_is_refused(args, phrase, tmp_path, gold):
+    """Regression: --workers -1 crashed with a ValueError traceback from the process pool,
+    --workers 0 and --jobs 0 silently meant "one per core", and generate took --timeout 0."""
+    done = cli(*_fill(args, tmp_path, gold))
+    assert_one_line_user_error(done, phrase)
+    assert not (tmp_path / "run").exists() and not (tmp_path / "report").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["gate", "--tasks", ","],
+        ["make-corpus", "--out", "{tmp}/run", "--tasks", ","],
+        ["generate", "-m", f"replay:{REPLAY}", "-o", "{tmp}/run", "--tasks", " , "],
+    ],
+)
+def test_task_list_naming_no_task_is_refused(args, tmp_path, gold):
+    """Regression: generate --tasks ',' silently generated every task of the replay file, and
+    gate and make-corpus said "Unknown task ''"."""
+    done = cli(*_fill(args, tmp_path, gold))
+    assert_one_line_user_error(done, "--tasks")
+    assert "names no task" in done.stderr
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["gate", "--tasks", "daily_revenue,daily_revenu"],
+        ["make-corpus", "--out", "{tmp}/run", "--tasks", "daily_revenue,daily_revenu"],
+        ["generate", "-m", f"replay:{REPLAY}", "-o", "{tmp}/run", "--tasks", "daily_revenu"],
+    ],
+)
+def test_unknown_task_in_a_task_list_is_refused(args, tmp_path, gold):
+    done = cli(*_fill(args, tmp_path, gold))
+    assert_one_line_user_error(done, "Unknown task 'daily_revenu'. Did you mean 'daily_revenue'?")
+    assert not (tmp_path / "run").exists()
+
+
+def test_unknown_executor_is_one_line_without_a_progress_bar(tmp_path):
+    """Regression: grade-run --executor bogus printed a progress bar above the error line."""
+    from arrivalbench.corpus import make_corpus
+
+    make_corpus(tmp_path / "run", task_ids=["daily_revenue"])
+    done = cli("grade-run", tmp_path / "run", "--executor", "bogus")
+    assert_one_line_user_error(done, "--executor 'bogus': expected 'local' or 'ray'")
+    assert not (tmp_path / "run" / "verdicts.parquet").exists()
+
+
+def test_ray_address_without_the_ray_executor_is_refused(tmp_path):
+    """Regression: grade-run --ray-address without --executor ray graded locally, silently."""
+    done = cli("grade-run", tmp_path, "--ray-address", "ray://head:10001")
+    assert_one_line_user_error(done, "--ray-address 'ray://head:10001' is for the Ray executor")
+
+
+# --- new runs, stored runs -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["make-corpus", "import-scripts"])
+def test_out_that_is_a_folder_with_files_is_refused(command, tmp_path, gold):
+    """Regression: make-corpus and import-scripts wrote a run into any existing folder, among its
+    files (an interrupted generation's folder became a run of the wrong cells)."""
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "daily_revenue.sql").write_bytes(gold.read_bytes())
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "notes.txt").write_text("mine", encoding="utf-8")
+    args = {
+        "make-corpus": ["make-corpus", "--tasks", "daily_revenue"],
+        "import-scripts": ["import-scripts", scripts, "--arm", "human"],
+    }[command]
+    done = cli(*args, "--out", taken)
+    assert_one_line_user_error(done, f"{taken}: not empty; give --out a new folder name")
+    assert sorted(p.name for p in taken.iterdir()) == ["notes.txt"]
+    made = cli(*args, "--out", tmp_path / "empty")
+    assert made.returncode == 0, made.stderr
+
+
+def test_import_scripts_arm_that_is_a_path_is_refused(tmp_path, gold):
+    """Regression: import-scripts --arm ../../x wrote transcripts outside the run directory."""
+    scripts = tmp_path / "in" / "scripts"
+    scripts.mkdir(parents=True)
+    (scripts / "daily_revenue.sql").write_bytes(gold.read_bytes())
+    done = cli("import-scripts", scripts, "--arm", "../../x", "--out", tmp_path / "in" / "run")
+    assert_one_line_user_error(done, "--arm '../../x': an arm name is")
+    assert sorted(p.name for p in (tmp_path / "in").iterdir()) == ["scripts"]
+    assert not (tmp_path / "x").exists()
+
+
+def test_import_scripts_on_a_missing_folder_is_one_line(tmp_path):
+    done = cli("import-scripts", tmp_path / "nope", "--arm", "human", "--out", tmp_path / "run")
+    assert_one_line_user_error(done, "not a folder")
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.fixture
+def corpus_run(tmp_path) -> Path:
+    """An ungraded one-task corpus run, made in process."""
+    from arrivalbench.corpus import make_corpus
+
+    return make_corpus(tmp_path / "run", task_ids=["daily_revenue"]).path
+
+
+@pytest.mark.parametrize("command", [["grade-run"], ["regrade", "--verify"], ["summary"]])
+def test_manifest_without_base_seed_is_one_line_naming_the_field(command, corpus_run):
+    """Regression: a manifest without base_seed crashed grade-run with a KeyError traceback."""
+    path = corpus_run / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    del manifest["base_seed"]
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    done = cli(*command, corpus_run)
+    assert_one_line_user_error(done, f"{path}: field 'base_seed' is missing")
+    assert not (corpus_run / "verdicts.parquet").exists()
+
+
+@pytest.mark.parametrize("command", ["grade-run", "summary"])
+def test_damaged_journal_line_is_one_line_and_the_journal_is_kept(command, corpus_run):
+    """Regression: a garbage line in the middle of verdicts.journal crashed with a traceback."""
+    from arrivalbench.store import RunDir, verdict_row
+
+    run = RunDir.open(corpus_run)
+    cell = run.cells()[0]
+    row = verdict_row(cell, "snapshot", 7, {"verdict": "PASS"})
+    timing = {k: row[k] for k in ("arm", "task", "sample", "schedule")}
+    timing.update(wall_seconds=0.1, statement_seconds=0.0)
+    run.append([row], [timing])
+    with open(run.journal_path, "a", encoding="utf-8") as handle:
+        handle.write("{garbage\n")
+    run.append([{**row, "schedule": "single_batch"}], [{**timing, "schedule": "single_batch"}])
+    before = run.journal_path.read_bytes()
+    done = cli(command, corpus_run)
+    assert_one_line_user_error(done, f"{run.journal_path}: line 2 is not a verdict row")
+    assert "move the journal aside" in done.stderr
+    assert run.journal_path.read_bytes() == before
+    assert not (corpus_run / "verdicts.parquet").exists()
+
+
+def test_gate_on_a_task_whose_oracle_does_not_parse_reports_it(tmp_path):
+    """Regression: an oracle.sql with a syntax error crashed `gate` with DuckDB's ParserException."""
+    folder = tmp_path / "my_tasks"
+    new_task("oracle_typo", suite_dir=folder)
+    fixture = Path(__file__).parent / "fixtures" / "oracles" / "daily_revenue_syntax_error.sql"
+    oracle = folder / "oracle_typo" / "oracle.sql"
+    oracle.write_text(fixture.read_text(encoding="utf-8"), encoding="utf-8")
+    done = cli("gate", "--suite-dir", folder, "--tasks", "oracle_typo", "--jobs", "1")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert "rejected (1) oracle_typo" in done.stdout
+    (line,) = [x for x in done.stdout.splitlines() if "oracle.sql" in x]
+    assert line.strip().startswith("- oracle_typo: oracle.sql: ")
+    assert "syntax error" in line and "were not graded" in line

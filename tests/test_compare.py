@@ -637,3 +637,71 @@ def test_nan_and_infinity_examples_are_spelled_out_in_the_diff() -> None:
         {"k": 3, "v": 0.5},
     ]
     json.dumps(result.diff, allow_nan=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Lossless conversion: a value equals the oracle's only if converting it loses nothing
+
+
+def _revenue_with(column: str, values: list, type_: pa.DataType) -> pa.Table:
+    table = revenue_table(EXPECTED_ROWS)
+    return table.set_column(table.column_names.index(column), column, pa.array(values, type_))
+
+
+@pytest.mark.parametrize(
+    ("column", "values", "type_"),
+    [
+        ("revenue", [10.004, 5.5, 7.25, 1.0], pa.float64()),
+        ("orders", [2.6, 1.0, 3.0, 1.0], pa.float64()),
+        ("orders", [Decimal("2.4"), 1, 3, 1], pa.decimal128(10, 1)),
+        ("revenue", [Decimal(v) for v in ("10.004", "5.5", "7.25", "1")], pa.decimal128(18, 3)),
+        ("orders", ["2.0", "1", "3", "1"], pa.string()),
+    ],
+)
+def test_regression_a_lossy_conversion_is_a_changed_value(column, values, type_) -> None:
+    """The comparison used TRY_CAST(actual AS declared type), which rounds: DOUBLE revenue 0.004
+    too high passed for DECIMAL(18,2), and 2.6 orders passed for 3."""
+    result = compare(revenue_table(EXPECTED_ROWS), _revenue_with(column, values, type_), REVENUE)
+    assert not result.equal and counts(result)["changed"] == 1
+    example = result.diff["examples"]["changed"][0]["columns"][column]
+    assert "without loss" in example["reason"]
+    assert example["actual"] not in (example["expected"], None)
+
+
+def test_regression_a_timestamp_with_a_time_of_day_is_not_its_date() -> None:
+    midnight = [dt.datetime.combine(r[1], dt.time()) for r in EXPECTED_ROWS]
+    assert compare(
+        revenue_table(EXPECTED_ROWS), _revenue_with("day", midnight, pa.timestamp("us")), REVENUE
+    ).equal
+    with_time = [midnight[0].replace(hour=10), *midnight[1:]]
+    result = compare(
+        revenue_table(EXPECTED_ROWS), _revenue_with("day", with_time, pa.timestamp("us")), REVENUE
+    )
+    assert not result.equal
+    assert counts(result)["extra"] == 1 and counts(result)["missing"] == 1
+    assert "without loss" in result.diff["examples"]["extra"][0]["reason"]
+
+
+def test_floating_point_noise_of_an_exact_value_still_equals_it() -> None:
+    """SUM(amount::DOUBLE) lands within a few ulps of the DECIMAL sum: that is the same revenue."""
+    noisy = [10.000000000000002, 5.499999999999999, 7.250000000000001, 1.0]
+    assert compare(
+        revenue_table(EXPECTED_ROWS), _revenue_with("revenue", noisy, pa.float64()), REVENUE
+    ).equal
+    assert compare(
+        revenue_table(EXPECTED_ROWS),
+        _revenue_with("orders", [2.0, 1.0, 3.0, 1.0], pa.float64()),
+        REVENUE,
+    ).equal
+
+
+def test_regression_a_key_that_does_not_convert_never_matches_a_null_key() -> None:
+    """A key value that failed to cast became NULL and matched the oracle's NULL key."""
+    target = TargetSpec(name="t", columns={"k": "INTEGER", "v": "INTEGER"}, key=["k"])
+    expected = pa.table({"k": pa.array([None, 1], pa.int32()), "v": pa.array([7, 8], pa.int32())})
+    actual = pa.table(
+        {"k": pa.array(["oops", "1"], pa.string()), "v": pa.array([7, 8], pa.int32())}
+    )
+    result = compare(expected, actual, target)
+    assert not result.equal
+    assert counts(result)["missing"] == 1 and counts(result)["extra"] == 1

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from arrivalbench.gate import GOLD, TaskGate, Violation, gate_task
+from arrivalbench.gate import GOLD, TaskGate, Violation, gate_suite, gate_task
 from arrivalbench.grade import Grader
+from arrivalbench.seeds import DEFAULT_SEED
 from arrivalbench.spec import SUITE_DIR, Task, get_task, load_task
 
 pytestmark = pytest.mark.slow
@@ -277,3 +278,40 @@ def test_repair_with_an_empty_existing_pipeline_is_rejected_not_raised(grader, c
     (folder / "existing.sql").write_text("-- to be written\n", encoding="utf-8")
     result = gate_task(load_task(folder), grader)
     assert [v.artifact for v in result.violations] == ["existing.sql"]
+
+
+@pytest.mark.parametrize(
+    ("oracle_file", "phrase"),
+    [
+        ("daily_revenue_syntax_error.sql", 'Parser Error: syntax error at or near "SELEC"'),
+        ("daily_revenue_fails_at_run_time.sql", "Conversion Error"),
+    ],
+)
+def test_oracle_that_does_not_run_is_one_violation_not_a_crash(
+    grader, copy_task, oracle_file, phrase
+):
+    """Regression: an oracle.sql with a syntax error crashed the gate (DuckDB's ParserException
+    from the baselines), and one that raised at run time gave a violation for every artifact."""
+    task = with_oracle(copy_task, "daily_revenue", oracle_file)
+    result = gate_task(task, grader)
+    (broken,) = result.violations
+    assert (broken.task, broken.artifact, broken.schedule) == ("daily_revenue", "oracle.sql", None)
+    assert str(broken).startswith(f"daily_revenue: oracle.sql: {task.folder / 'oracle.sql'}: ")
+    assert phrase in broken.message and "\n" not in broken.message
+    assert "the gold, controls and baselines were not graded" in broken.message
+    assert result.verdicts == {}
+
+
+def test_gate_suite_gates_the_other_tasks_after_a_broken_oracle(copy_task):
+    """Regression: one task's unparsable oracle stopped the whole gate, in a worker or not."""
+    broken = with_oracle(copy_task, "daily_revenue", "daily_revenue_syntax_error.sql")
+    seen: list[str] = []
+    results = gate_suite(
+        [broken, get_task("customer_state")],
+        seed=DEFAULT_SEED,
+        jobs=2,
+        on_task=lambda r: seen.append(r.task.id),
+    )
+    assert seen == ["daily_revenue", "customer_state"]
+    assert [r.admitted for r in results] == [False, True]
+    assert [v.artifact for v in results[0].violations] == ["oracle.sql"]

@@ -36,7 +36,12 @@ def test_artifact_idioms_and_outcomes_of_a_stored_run_feed_the_split(tmp_path):
         verdict_row(cells[1], s, 1, {"verdict": v})
         for s, v in (("snapshot", "PASS"), ("duplicate_delivery", "FAIL"))
     ]
-    run.append(rows, [{} for _ in rows])
+    timings = [
+        {k: r[k] for k in ("arm", "task", "sample", "schedule")}
+        | {"wall_seconds": 0.0, "statement_seconds": 0.0}
+        for r in rows
+    ]  # a journal line is a whole record: its timing row is checked too
+    run.append(rows, timings)
     tasks = {"daily_revenue": get_task("daily_revenue")}
 
     found = artifact_idioms(run, tasks)

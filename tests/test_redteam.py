@@ -5,7 +5,8 @@ A passing test is a route the grader defeats. A route that still works is an
 xfail turns that into a failure, so the mark must then be removed. Routes fixed since the pass:
 a HUGEINT target that crashed the comparison (and poisoned it for later artifacts), column names
 outside the result cap, the host's home directory in settings, and a fresh worker's first job
-starved of memory; they are plain tests now.
+starved of memory, and values that round to the expected one (lossless comparison, issue 11);
+they are plain tests now.
 """
 
 from __future__ import annotations
@@ -270,11 +271,6 @@ def test_odd_target_types_are_a_fail_not_a_crash(grader, task, value, monkeypatc
 # --- comparison tricks ------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 11 (lossless comparison): exact columns are compared after a rounding TRY_CAST: "
-    "DOUBLE revenue off by 0.004 and orders off by 0.4 round back to DECIMAL(18,2) and BIGINT",
-)
 def test_values_off_by_less_than_half_a_unit_fail(grader, task):
     script = (
         HISTORY + GOLD_ROLLUP + ";\nCREATE OR REPLACE TABLE daily_revenue AS SELECT store_id, day, "

@@ -8,6 +8,7 @@ the `in_order_stream` schedule of the same task and seed.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter, OrderedDict, defaultdict
 from itertools import pairwise
 from unittest import mock
@@ -18,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arrivalbench import logs
-from arrivalbench.errors import ScheduleError, UnknownNameError
+from arrivalbench.errors import ScheduleError, UnknownNameError, UsageError
 from arrivalbench.logs import Log
 from arrivalbench.schedules import (
     SCHEDULE_NAMES,
@@ -30,6 +31,7 @@ from arrivalbench.schedules import (
     schedule_from_json,
     schedule_to_json,
 )
+from arrivalbench.seeds import PrivateSeed, private_seed
 from arrivalbench.spec import HAZARDS, Task, get_task
 
 STABLE_TASKS = ("daily_revenue", "customer_state")
@@ -210,6 +212,126 @@ def test_missing_field_is_refused(tasks, crash_json: dict) -> None:
     del crash_json["deliveries"]
     with pytest.raises(ScheduleError, match="malformed"):
         schedule_from_json(crash_json, tasks["daily_revenue"])
+
+
+def _set(path: str, value: object):
+    """A change to a schedule file: set the field at a dotted path ('deliveries.1.batch_id')."""
+
+    def change(data: dict) -> None:
+        *parents, last = [int(p) if p.isdigit() else p for p in path.split(".")]
+        for p in parents:
+            data = data[p]
+        data[last] = value
+
+    return change
+
+
+def _drop(path: str):
+    def change(data: dict) -> None:
+        *parents, last = [int(p) if p.isdigit() else p for p in path.split(".")]
+        for p in parents:
+            data = data[p]
+        del data[last]
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("change", "phrase"),
+    [
+        (
+            _set("deliveries.1.batch_id", 1),
+            "deliveries[1] (batch 1): batch id is not above batch 1",
+        ),
+        (
+            _set("deliveries.3.batch_id", 2),
+            "deliveries[3] (batch 2): batch id is not above batch 3",
+        ),
+        (_set("deliveries.0.batch_id", 0), "deliveries[0] (batch 0): batch id is not positive"),
+        (_set("deliveries.0.batch_id", -4), "batch id is not positive"),
+        (_set("seed", -1), "malformed schedule: seed: a seed is an integer from 0 to 2**63 - 1"),
+        (_set("seed", 2**64 + 5), "seed: a seed is an integer from 0 to 2**63 - 1 (found 1844"),
+        (_set("log.seed", -3), "log.seed: a seed is an integer"),
+        (_set("seed", "12"), 'seed: Input should be a valid integer (found "12")'),
+        (_set("seed", 1.5), "seed: Input should be a valid integer"),
+        (_drop("name"), "name: Field required"),
+        (_drop("log.kind"), "log.kind: Field required"),
+        (_drop("deliveries.2.event_ids"), "deliveries[2].event_ids: Field required"),
+        (_set("deliveries", {}), "deliveries: Input should be a valid list"),
+        (_set("deliveries.0.event_ids.0", "7"), "deliveries[0].event_ids[0]: Input should be"),
+        (_set("deliveries.0.batch_id", True), "deliveries[0].batch_id: Input should be"),
+        (_set("deliveries.0.add_synthetic", "no"), "deliveries[0].add_synthetic: Input should"),
+        (_set("deliveries.0.omit_column", []), "deliveries[0].omit_column: Extra inputs"),
+        (_set("deliveries.0.crash", {"slot": "0", "of": 4}), "deliveries[0].crash.slot:"),
+        (_set("perturbation", []), "perturbation: Input should be a valid dictionary"),
+        (_set("log.kind", "future"), "log.kind: Input should be 'visible' or 'hidden'"),
+        (_set("source", "orders"), "source 'orders', but this task's primary source is 'sales'"),
+    ],
+)
+def test_schedule_file_field_that_is_wrong_is_named(
+    tasks, crash_json: dict, change, phrase
+) -> None:
+    """Regression: duplicate or falling batch ids, negative or 65-bit seeds, strings for booleans
+    and misspelt fields were accepted (or crashed with a traceback); each names its field now."""
+    change(crash_json)
+    with pytest.raises(ScheduleError) as caught:
+        schedule_from_json(crash_json, tasks["daily_revenue"], where="edited.json")
+    message = str(caught.value)
+    assert message.startswith("edited.json: ") and phrase in message, message
+
+
+def test_unknown_event_names_the_delivery_and_the_event(tasks, crash_json: dict) -> None:
+    crash_json["deliveries"][2]["event_ids"].append(-5)
+    with pytest.raises(
+        ScheduleError, match=r"deliveries\[2\] \(batch 3\): malformed schedule: event -5"
+    ):
+        schedule_from_json(crash_json, tasks["daily_revenue"])
+
+
+@pytest.fixture
+def private_json(tasks) -> tuple[dict, PrivateSeed]:
+    """A duplicate_delivery file of daily_revenue built from a private seed (no log seed in it)."""
+    private = private_seed("ab" * 16, "test.seed")
+    schedule, log = build_schedule(tasks["daily_revenue"], "duplicate_delivery", 4, private)
+    return json.loads(json.dumps(schedule_to_json(schedule, log))), private
+
+
+@pytest.mark.parametrize(
+    ("change", "phrase"),
+    [
+        (_set("log.seed", 7), "log.seed must be null in the file of a private schedule"),
+        (_drop("seed_commitment"), "log.seed is null without a seed_commitment"),
+        (_set("seed_commitment", "AB" * 32), "seed_commitment: String should match pattern"),
+        (_set("seed_commitment", 5), "seed_commitment: Input should be a valid string"),
+    ],
+)
+def test_private_schedule_file_with_a_wrong_seed_field_is_named(
+    tasks, private_json, change, phrase
+) -> None:
+    data, private = private_json
+    change(data)
+    with pytest.raises(ScheduleError, match=re.escape(phrase)):
+        schedule_from_json(data, tasks["daily_revenue"], where="edited.json", private=private)
+
+
+def test_unknown_event_in_a_private_schedule_names_no_seed(tasks, private_json) -> None:
+    """The message about a foreign event names the private seed by its commitment, never the
+    seed of the hidden log it rebuilt (which would let anyone rebuild that log)."""
+    data, private = private_json
+    data["deliveries"][0]["event_ids"].append(-5)
+    with pytest.raises(ScheduleError) as caught:
+        schedule_from_json(data, tasks["daily_revenue"], private=private)
+    message = str(caught.value)
+    assert "event -5 is not in the hidden log of the private seed " + private.short in message
+    hidden_seed = logs.log_seed("daily_revenue", "hidden", private.seed)
+    assert str(hidden_seed) not in message and str(private.seed) not in message
+
+
+def test_schedule_file_with_gaps_in_batch_ids_is_accepted(tasks, crash_json: dict) -> None:
+    for d in crash_json["deliveries"]:
+        d["batch_id"] *= 10
+    schedule, _ = schedule_from_json(crash_json, tasks["daily_revenue"])
+    assert [d.batch_id for d in schedule.deliveries] == [10, 20, 30, 40, 50, 60]
 
 
 def test_schedule_file_round_trip_and_unreadable_files(tasks, crash_json: dict, tmp_path) -> None:
@@ -613,6 +735,18 @@ def test_resolve_a_comma_separated_list(tasks) -> None:
     task = tasks["daily_revenue"]
     assert resolve_schedules(task, "late_arrival,backfill") == ["late_arrival", "backfill"]
     assert resolve_schedules(task, " snapshot , crash_retry ,") == ["snapshot", "crash_retry"]
+
+
+@pytest.mark.parametrize("selection", [",,", " ", " , ", ","])
+def test_resolve_a_list_that_names_no_schedule_is_refused(tasks, selection) -> None:
+    """Regression: --schedules ',,' graded nothing and printed an empty table with exit 0."""
+    with pytest.raises(UsageError, match="names no schedule"):
+        resolve_schedules(tasks["daily_revenue"], selection)
+
+
+def test_resolve_a_repeated_name_grades_it_once(tasks) -> None:
+    names = resolve_schedules(tasks["daily_revenue"], "snapshot,backfill,snapshot")
+    assert names == ["snapshot", "backfill"]
 
 
 def test_resolve_unknown_name_suggests_the_closest(tasks) -> None:

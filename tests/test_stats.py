@@ -391,7 +391,12 @@ def test_run_outcomes_reads_a_stored_run(tmp_path):
         "duplicate_delivery": {"verdict": "ERROR", "error_class": "timeout"},
     }
     rows = [verdict_row(cells[0], s, 1, e) for s, e in entries.items()]
-    run.append(rows, [{} for _ in rows])
+    timings = [
+        {k: r[k] for k in ("arm", "task", "sample", "schedule")}
+        | {"wall_seconds": 0.0, "statement_seconds": 0.0}
+        for r in rows
+    ]  # a journal line is a whole record: its timing row is checked too
+    run.append(rows, timings)
     (a, b) = run_outcomes(run)
     assert (a.task, a.scenario, a.hazards) == (A, "additive_rollup", FIVE)
     assert a.error_classes == {"duplicate_delivery": "timeout"}

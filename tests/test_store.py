@@ -9,7 +9,14 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from arrivalbench.store import Cell, RunDir, RunStoreError, sha256_text, verdict_row
+from arrivalbench.store import (
+    Cell,
+    RunDir,
+    RunStoreError,
+    check_new_run_path,
+    sha256_text,
+    verdict_row,
+)
 
 
 def make_run(path: Path, cells: list[Cell] | None = None) -> RunDir:
@@ -154,3 +161,195 @@ def test_lock_refuses_a_live_holder_and_takes_over_a_dead_one(tmp_path: Path) ->
     with run.lock():
         assert (run.path / "sweep.lock").read_text() == str(os.getpid())
     assert not (run.path / "sweep.lock").exists()
+
+
+# --- a manifest that cannot be used is named, field by field ----------------------------------------
+
+
+def _edit_manifest(run: RunDir, change) -> Path:
+    path = run.path / "manifest.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        "format",
+        "harness_version",
+        "engine",
+        "engine_version",
+        "suite_hash",
+        "task_hashes",
+        "base_seed",
+        "arms",
+        "config",
+        "created_at",
+    ],
+)
+def test_manifest_missing_a_field_names_the_file_and_the_field(tmp_path: Path, field: str) -> None:
+    """Regression: a manifest without base_seed (or config, task_hashes, arms) opened, and the
+    sweep crashed later with a KeyError, or silently used a default."""
+    run = make_run(tmp_path / "run")
+    path = _edit_manifest(run, lambda m: m.pop(field))
+    with pytest.raises(RunStoreError) as caught:
+        RunDir.open(run.path)
+    assert str(caught.value).startswith(f"{path}: field '{field}' is missing; restore it")
+
+
+@pytest.mark.parametrize(
+    ("change", "phrase"),
+    [
+        (
+            lambda m: m.update(base_seed="7"),
+            "field 'base_seed' is a string (\"7\"), expected a seed",
+        ),
+        (lambda m: m.update(base_seed=7.5), "field 'base_seed' is a number (7.5)"),
+        (lambda m: m.update(base_seed=True), "field 'base_seed' is a boolean (true)"),
+        (lambda m: m.update(base_seed=-1), "field 'base_seed' is -1, expected a seed"),
+        (lambda m: m.update(base_seed=2**64 + 5), f"field 'base_seed' is {2**64 + 5}"),
+        (lambda m: m.update(config=None), "field 'config' is null, expected an object"),
+        (lambda m: m.update(arms="gold"), "field 'arms' is a string (\"gold\")"),
+        (lambda m: m.update(arms=["gold", 3]), "field 'arms[1]' is an integer (3)"),
+        (lambda m: m.update(task_hashes=[]), "field 'task_hashes' is a list"),
+        (lambda m: m.update(task_hashes={"t": None}), "field 'task_hashes.t' is null"),
+        (lambda m: m.update(arm_info={"m": "x"}), "field 'arm_info.m' is a string"),
+        (lambda m: m["config"].update(schedules=5), "field 'config.schedules' is an integer (5)"),
+        (
+            lambda m: m["config"].update(statement_timeout="10"),
+            "field 'config.statement_timeout' is a string",
+        ),
+        (lambda m: m["config"].update(memory_limit=1), "field 'config.memory_limit' is an integer"),
+        (lambda m: m.update(seed_commitment="x" * 64), "field 'seed_commitment' is a string"),
+        (lambda m: m.update(seed_commitment=1), "field 'seed_commitment' is an integer"),
+        (lambda m: m.update(regraded_from="run"), "field 'regraded_from' is a string"),
+        (lambda m: m.update(suite_dirs="mine"), "field 'suite_dirs' is a string"),
+        (lambda m: m.update(suite_dirs=["a", None]), "field 'suite_dirs[1]' is null"),
+        (
+            lambda m: m["config"].update(replay_timeout=None),
+            "field 'config.replay_timeout' is null",
+        ),
+        (lambda m: m.update(format=True), "run format true, this harness reads 1"),
+        (lambda m: m.update(format=2), "run format 2, this harness reads 1"),
+    ],
+)
+def test_manifest_field_of_the_wrong_type_names_the_file_and_the_field(
+    tmp_path: Path, change, phrase: str
+) -> None:
+    """Regression: base_seed "7" or 7.5 was silently turned into 7 by int(); a string for arms
+    or config crashed later with a traceback."""
+    run = make_run(tmp_path / "run")
+    path = _edit_manifest(run, change)
+    with pytest.raises(RunStoreError) as caught:
+        RunDir.open(run.path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: ") and phrase in message, message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase"),
+    [
+        ("{not json", "not JSON (line 1:"),
+        ("[1, 2]", "holds a list, not a JSON object"),
+        ("7", "an integer"),
+    ],
+)
+def test_manifest_that_is_not_a_json_object_is_named(
+    tmp_path: Path, text: str, phrase: str
+) -> None:
+    """Regression: a manifest holding a JSON list crashed RunDir.open with an AttributeError."""
+    run = make_run(tmp_path / "run")
+    (run.path / "manifest.json").write_text(text, encoding="utf-8")
+    with pytest.raises(RunStoreError, match="restore it from a copy") as caught:
+        RunDir.open(run.path)
+    assert phrase in str(caught.value)
+
+
+def test_manifest_without_the_later_arm_info_still_opens(tmp_path: Path) -> None:
+    run = make_run(tmp_path / "run")
+    _edit_manifest(run, lambda m: m.pop("arm_info"))
+    assert RunDir.open(run.path).arm_info() == {}
+
+
+# --- a damaged journal line that is not the torn last one ---------------------------------------------
+
+
+def _timing(schedule: str) -> dict:
+    return {
+        "arm": "gold",
+        "task": "daily_revenue",
+        "sample": 0,
+        "schedule": schedule,
+        "wall_seconds": 0.1,
+        "statement_seconds": 0.0,
+    }
+
+
+@pytest.mark.parametrize(
+    ("garbage", "phrase"),
+    [
+        (b"{garbage\n", "not JSON"),
+        (b"\xff\xfe\n", "not UTF-8 text"),
+        (b"[1, 2]\n", "expected an object with 'verdict' and 'timing'"),
+        (b'{"verdict": {}, "timing": {}}\n', "verdict: no 'arm'"),
+    ],
+)
+def test_damaged_journal_line_names_the_line_and_keeps_the_journal(
+    tmp_path: Path, garbage: bytes, phrase: str
+) -> None:
+    """Regression: a garbage line before the last one crashed every reader with a traceback."""
+    run = make_run(tmp_path / "run")
+    cell = run.cells()[0]
+    run.append([verdict_row(cell, "snapshot", 7, entry())], [_timing("snapshot")])
+    with open(run.journal_path, "ab") as handle:
+        handle.write(garbage)
+    run.append([verdict_row(cell, "backfill", 7, entry())], [_timing("backfill")])
+    before = run.journal_path.read_bytes()
+    for read in (run.verdicts, run.timings, run.done, run.compact):
+        with pytest.raises(RunStoreError) as caught:
+            read()
+        message = str(caught.value)
+        assert message.startswith(f"{run.journal_path}: line 2 is not a verdict row (")
+        assert phrase in message and "move the journal aside" in message
+    assert run.journal_path.read_bytes() == before
+    assert not (run.path / "verdicts.parquet").exists()
+
+
+def test_journal_row_with_a_field_of_the_wrong_type_is_named(tmp_path: Path) -> None:
+    run = make_run(tmp_path / "run")
+    row = verdict_row(run.cells()[0], "snapshot", 7, entry())
+    run.append([{**row, "sample": "0"}], [_timing("snapshot")])
+    run.append([{**row, "schedule": "backfill"}], [_timing("backfill")])
+    with pytest.raises(
+        RunStoreError, match=r"line 1 is not a verdict row \(verdict: 'sample' is a string"
+    ):
+        run.verdicts()
+
+
+# --- where a new run may be written ---------------------------------------------------------------------
+
+
+def test_new_run_path_must_be_new_or_empty(tmp_path: Path) -> None:
+    check_new_run_path(tmp_path / "new")
+    (tmp_path / "empty").mkdir()
+    check_new_run_path(tmp_path / "empty")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(RunStoreError, match="exists and is not a folder"):
+        check_new_run_path(tmp_path / "file")
+    with pytest.raises(RunStoreError, match="not empty; give --out a new folder name"):
+        check_new_run_path(tmp_path)
+    make_run(tmp_path / "run")
+    with pytest.raises(RunStoreError, match="a run already exists here"):
+        check_new_run_path(tmp_path / "run", "-o")
+
+
+def test_journal_row_written_before_seed_commitment_existed_is_read(tmp_path: Path) -> None:
+    run = make_run(tmp_path / "run")
+    row = verdict_row(run.cells()[0], "snapshot", 7, entry())
+    del row["seed_commitment"]
+    run.append([row], [_timing("snapshot")])
+    (read,) = run.verdicts().to_pylist()
+    assert read["seed_commitment"] is None and read["schedule"] == "snapshot"

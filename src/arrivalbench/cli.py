@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,8 +14,8 @@ from rich.console import Console
 from rich.table import Table
 
 from arrivalbench.engines import Limits
-from arrivalbench.errors import ArrivalBenchError, PipelineInputError
-from arrivalbench.seeds import DEFAULT_SEED, PrivateSeed, resolve_seed_file
+from arrivalbench.errors import ArrivalBenchError, PipelineInputError, UsageError
+from arrivalbench.seeds import DEFAULT_SEED, SEED_RANGE, PrivateSeed, is_seed, resolve_seed_file
 
 app = typer.Typer(
     add_completion=False,
@@ -26,11 +27,68 @@ out = Console()
 err = Console(stderr=True)
 VERDICT_STYLE = {"PASS": "green", "FAIL": "bold red", "ERROR": "bold yellow"}
 
+
+def _check_seed(param: typer.CallbackParam, value: int | None) -> int | None:
+    """Every --seed is checked here, before the command runs."""
+    if value is not None and not is_seed(value):
+        raise UsageError(
+            f"{param.opts[0]} {value}: a seed is {SEED_RANGE}; give one in that range."
+        )
+    return value
+
+
+def _at_least(
+    minimum: int, hint: str = ""
+) -> Callable[[typer.CallbackParam, int | None], int | None]:
+    """An option callback refusing a count below `minimum` (None, the option's absence, passes)."""
+
+    def check(param: typer.CallbackParam, value: int | None) -> int | None:
+        if value is not None and value < minimum:
+            raise UsageError(f"{param.opts[0]} {value}: must be at least {minimum}{hint}.")
+        return value
+
+    return check
+
+
+def _task_list(option: str, value: str | None) -> list[str] | None:
+    """Task ids of a comma-separated option (None when absent or empty); one of only commas is an error."""
+    if not value:
+        return None
+    ids = list(dict.fromkeys(t.strip() for t in value.split(",") if t.strip()))
+    if not ids:
+        raise UsageError(
+            f"{option} {value!r}: names no task; give comma-separated task ids "
+            "(arrivalbench tasks lists them), or leave it out for all."
+        )
+    return ids
+
+
+def _new_run_dir(param: typer.CallbackParam, value: Path | None) -> Path | None:
+    """--out of a command that makes a new run: a new or empty folder, so nothing there is mixed in."""
+    from arrivalbench.store import check_new_run_path
+
+    if value is not None:
+        check_new_run_path(value, param.opts[0])
+    return value
+
+
 TaskOpt = Annotated[str, typer.Option("--task", "-t", help="Task id (see: arrivalbench tasks).")]
 SeedOpt = Annotated[
     int,
     typer.Option(
-        "--seed", help="Public base seed: the visible log, and the hidden logs without a seed file."
+        "--seed",
+        help="Public base seed (0 to 2**63 - 1): the visible log, and the hidden logs without a "
+        "seed file.",
+        callback=_check_seed,
+    ),
+]
+WorkersOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--workers",
+        "-w",
+        help="Parallel workers (default: one per core).",
+        callback=_at_least(1, "; leave it out for one per core"),
     ),
 ]
 SeedFileOpt = Annotated[
@@ -330,8 +388,14 @@ def gate(
         bool, typer.Option("--matrix", help="Also print each task's verdict matrix.")
     ] = False,
     jobs: Annotated[
-        int, typer.Option("--jobs", "-j", help="Tasks gated in parallel (default: one per core).")
-    ] = 0,
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            help="Tasks gated in parallel (default: one per core).",
+            callback=_at_least(1, "; leave it out for one per core"),
+        ),
+    ] = None,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
 ) -> None:
@@ -341,11 +405,8 @@ def gate(
     from arrivalbench.spec import get_task, load_suite
 
     use_suite(suite_dir)
-    chosen = (
-        [get_task(t.strip()) for t in task_ids.split(",")]
-        if task_ids
-        else list(load_suite().values())
-    )
+    ids = _task_list("--tasks", task_ids)
+    chosen = [get_task(t) for t in ids] if ids else list(load_suite().values())
     private = _secret(seed_file)
     if private is not None:
         out.print(f"hidden logs from the private seed {private.short}", highlight=False)
@@ -553,6 +614,12 @@ def new_task_command(
 RunOpt = Annotated[Path, typer.Argument(help="A run directory.")]
 
 
+def _executor(value: str) -> str:
+    if value not in ("local", "ray"):
+        raise UsageError(f"--executor {value!r}: expected 'local' or 'ray'.")
+    return value
+
+
 @app.command("new-seed")
 def new_seed(
     out_path: Annotated[
@@ -573,7 +640,9 @@ def new_seed(
 
 @app.command("make-corpus")
 def make_corpus_command(
-    out_dir: Annotated[Path, typer.Option("--out", "-o", help="New run directory.")],
+    out_dir: Annotated[
+        Path, typer.Option("--out", "-o", help="New run directory.", callback=_new_run_dir)
+    ],
     seed: SeedOpt = DEFAULT_SEED,
     task_ids: Annotated[
         str | None, typer.Option("--tasks", help="Comma-separated task ids (default: all).")
@@ -585,7 +654,7 @@ def make_corpus_command(
     from arrivalbench.corpus import make_corpus
 
     use_suite(suite_dir)
-    ids = [t.strip() for t in task_ids.split(",")] if task_ids else None
+    ids = _task_list("--tasks", task_ids)
     if ids:
         from arrivalbench.spec import get_task
 
@@ -622,20 +691,34 @@ def generate(
         typer.Option("--arm", "-a", help="Prompt arm: unhinted, hint or arch (repeatable)."),
     ] = ["unhinted"],  # noqa: B006
     k: Annotated[
-        int, typer.Option("-k", help="Samples per task (sample 0 at temperature 0, the rest at 1).")
+        int,
+        typer.Option(
+            "-k",
+            help="Samples per task (sample 0 at temperature 0, the rest at 1).",
+            callback=_at_least(1),
+        ),
     ] = 1,
     task_ids: Annotated[
         str | None, typer.Option("--tasks", help="Comma-separated task ids (default: all).")
     ] = None,
-    turns: Annotated[int, typer.Option("--turns", help="Repair-loop turns per cell.")] = 3,
+    turns: Annotated[
+        int, typer.Option("--turns", help="Repair-loop turns per cell.", callback=_at_least(1))
+    ] = 3,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", "-c", help="Cells in flight at once.")
+        int,
+        typer.Option("--concurrency", "-c", help="Cells in flight at once.", callback=_at_least(1)),
     ] = 4,
     max_retries: Annotated[
-        int, typer.Option("--max-retries", help="Provider retries per model call.")
+        int,
+        typer.Option(
+            "--max-retries", help="Provider retries per model call.", callback=_at_least(0)
+        ),
     ] = 5,
     timeout: Annotated[
-        int, typer.Option("--timeout", help="Seconds per model call, retries included.")
+        int,
+        typer.Option(
+            "--timeout", help="Seconds per model call, retries included.", callback=_at_least(1)
+        ),
     ] = 600,
     seed: SeedOpt = DEFAULT_SEED,
     seed_file: SeedFileOpt = None,
@@ -646,7 +729,7 @@ def generate(
     from arrivalbench.agent.models import get_model
 
     use_suite(suite_dir)
-    ids = [t.strip() for t in task_ids.split(",") if t.strip()] if task_ids else None
+    ids = _task_list("--tasks", task_ids)
     private = _secret(seed_file)
     run = run_generate(
         get_model(model, max_retries=max_retries, timeout=timeout),
@@ -679,7 +762,9 @@ def import_scripts_command(
     arm: Annotated[
         str, typer.Option("--arm", "-a", help="Arm name for these scripts, e.g. human.")
     ],
-    out_dir: Annotated[Path, typer.Option("--out", "-o", help="New run directory.")],
+    out_dir: Annotated[
+        Path, typer.Option("--out", "-o", help="New run directory.", callback=_new_run_dir)
+    ],
     seed: SeedOpt = DEFAULT_SEED,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
@@ -709,7 +794,9 @@ def import_inspect_command(
             help="Log folder (or one log file) of 'inspect eval arrivalbench/arrivalbench'."
         ),
     ],
-    out_dir: Annotated[Path, typer.Option("--out", "-o", help="New run directory.")],
+    out_dir: Annotated[
+        Path, typer.Option("--out", "-o", help="New run directory.", callback=_new_run_dir)
+    ],
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
 ) -> None:
@@ -757,10 +844,8 @@ def _summary_table(run: Any) -> Table:
 @app.command("grade-run")
 def grade_run(
     run_dir: RunOpt,
-    workers: Annotated[
-        int, typer.Option("--workers", "-w", help="Parallel workers (default: one per core).")
-    ] = 0,
-    executor: Annotated[str, typer.Option(help="local or ray.")] = "local",
+    workers: WorkersOpt = None,
+    executor: Annotated[str, typer.Option(help="local or ray.", callback=_executor)] = "local",
     ray_address: Annotated[
         str | None, typer.Option(help="Ray cluster address (executor ray).")
     ] = None,
@@ -782,6 +867,11 @@ def grade_run(
     from arrivalbench.store import RunDir
     from arrivalbench.sweep import sweep
 
+    if ray_address is not None and executor != "ray":
+        raise UsageError(
+            f"--ray-address {ray_address!r} is for the Ray executor; add --executor ray, or drop it "
+            "to grade on this machine."
+        )
     use_suite(suite_dir)
     run = RunDir.open(run_dir)
     private = _run_secret(run, seed_file)
@@ -804,6 +894,7 @@ def grade_run(
 
     def planned(n: int) -> None:
         progress.update(bar, total=n)
+        progress.start()  # only now, so an error before the plan is one line with no bar above it
 
     def arrived(result: list[Any]) -> None:
         counts.update(r["verdict"] for r, _ in result)
@@ -812,16 +903,19 @@ def grade_run(
         shown = " ".join(f"{k} {counts[k]}" for k in ("PASS", "FAIL", "ERROR"))
         progress.update(bar, advance=1, rate=f"{rate:.1f} cells/s", verdicts=shown)
 
-    with progress:
+    try:
         report = sweep(
             run,
-            workers=workers or None,
+            workers=workers,
             executor=executor,
             ray_address=ray_address,
             on_result=arrived,
             on_plan=planned,
             private=private,
         )
+    finally:
+        if progress.live.is_started:
+            progress.stop()
     out.print(
         f"graded {report.units} cells ({report.rows} verdicts) in {report.seconds:.1f} s",
         highlight=False,
@@ -843,10 +937,13 @@ def regrade(
     out_dir: Annotated[
         Path | None,
         typer.Option(
-            "--out", "-o", help="Write the re-graded run here (a new folder); the stored run stays."
+            "--out",
+            "-o",
+            help="Write the re-graded run here (a new folder); the stored run stays.",
+            callback=_new_run_dir,
         ),
     ] = None,
-    workers: Annotated[int, typer.Option("--workers", "-w")] = 0,
+    workers: WorkersOpt = None,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
 ) -> None:
@@ -854,7 +951,6 @@ def regrade(
 
     The stored verdicts are never changed.
     """
-    from arrivalbench.errors import UsageError
     from arrivalbench.store import RunDir
     from arrivalbench.sweep import regrade as regrade_run
     from arrivalbench.sweep import verify
@@ -869,14 +965,14 @@ def regrade(
     private = _run_secret(run, seed_file)
     if not verify_rows:
         assert out_dir is not None
-        copy = regrade_run(run, out_dir, workers=workers or None, private=private)
+        copy = regrade_run(run, out_dir, workers=workers, private=private)
         out.print(
             f"wrote {out_dir}: {copy.verdicts().num_rows} verdict rows re-graded from {run_dir} "
             f"(unchanged); compare with: arrivalbench summary {out_dir}",
             highlight=False,
         )
         return
-    mismatches = verify(run, workers=workers or None, private=private, out=out_dir)
+    mismatches = verify(run, workers=workers, private=private, out=out_dir)
     rows = run.verdicts().num_rows
     if mismatches:
         for line in mismatches:
@@ -893,9 +989,11 @@ def summary(run_dir: RunOpt, suite_dir: SuiteDirOpt = None) -> None:
 
     use_suite(suite_dir)
     run = RunDir.open(run_dir)
-    run.tasks()  # a task missing from the suite path is one line, before anything is printed
+    # First: a task missing from the suite path or a damaged journal is one error line, with
+    # nothing printed above it.
+    table = _summary_table(run)
     out.print(_run_kind(run), highlight=False)
-    out.print(_summary_table(run))
+    out.print(table)
 
 
 @app.command("report")

@@ -1,7 +1,8 @@
 """Typed comparison of a pipeline's final table with the oracle's.
 
-Rows match as a bag on the task's key; NULL equals NULL (in keys and values); exact types compare
-exactly, float columns within their tolerance; order never matters. Differences are typed —
+Rows match as a bag on the task's key; NULL equals NULL (in keys and values); a value matches only
+if converting it to the declared type loses nothing (floating values for exact columns: up to
+floating-point noise), float columns within their tolerance; order never matters. Differences are typed —
 schema, missing, extra, duplicate_key, changed — with counts and up to three example rows per kind,
 sorted NULL-safely by key. The share of right rows is reported beside the verdict, never used for it.
 """
@@ -20,6 +21,7 @@ import pyarrow as pa
 
 from arrivalbench.replay import bounded_message
 from arrivalbench.spec import TargetSpec
+from arrivalbench.sqltypes import is_float
 
 EXAMPLES = 3
 KINDS = ("schema", "missing", "extra", "duplicate_key", "changed")
@@ -162,6 +164,38 @@ def compare(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> Compari
         return Comparison(False, diff)
 
 
+def _lossy(value: str, actual_type: str, declared: str) -> str:
+    """SQL predicate: the actual value does not convert to the declared type without loss.
+
+    Exact values (integers, decimals, dates, timestamps, text) must convert and convert back to
+    themselves: 2.6 is not 3, a timestamp at 10:00 is not its date, 1.2345 is not 1.23. A floating
+    value may differ from its conversion by floating-point noise only (relative or absolute
+    1e-9), so SUM(amount::DOUBLE) still equals a DECIMAL sum while 0.004 too much does not.
+    Declared float columns take their tolerance later, in the row comparison.
+    """
+    cast = f"TRY_CAST({value} AS {declared})"
+    if is_float(declared):
+        return f"({value} IS NOT NULL AND {cast} IS NULL)"
+    if is_float(actual_type):
+        noise = f"greatest(1e-9 * abs({value}), 1e-9)"
+        drift = f"abs(CAST({cast} AS DOUBLE) - {value})"
+        return f"({value} IS NOT NULL AND ({cast} IS NULL OR {drift} > {noise}))"
+    back = f"TRY_CAST({cast} AS {actual_type})"
+    return f"({value} IS NOT NULL AND ({cast} IS NULL OR {back} IS DISTINCT FROM {value}))"
+
+
+def _changed(row: dict[str, Any], column: str, i: int, declared: str) -> dict[str, Any]:
+    """One changed column of an example: the expected value, the pipeline's, and why a value that
+    looks equal is not (its conversion to the declared type loses something)."""
+    if row[f"__bad_{i}"]:
+        return {
+            "expected": row[column],
+            "actual": row[f"__raw_{i}"],
+            "reason": f"does not convert to {declared} without loss",
+        }
+    return {"expected": row[column], "actual": row[f"__actual_{i}"]}
+
+
 def _discard_database() -> None:
     """After an engine error the shared comparison database may be unusable: start a new one."""
     global _DATABASE
@@ -182,20 +216,25 @@ def _compare_rows(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> C
     try:
         con.register("expected_in", expected)
         con.register("actual_in", actual)
+        kinds = {
+            name: kind
+            for name, kind, *_ in con.execute("DESCRIBE SELECT * FROM actual_in").fetchall()
+        }
+        converted = []
+        for i, (c, t) in enumerate(target.columns.items()):
+            raw = by_lower[c.lower()]
+            converted += [
+                f"TRY_CAST({_q(raw)} AS {t}) AS {_q(c)}",
+                f"{_lossy(_q(raw), kinds[raw], t)} AS __bad_{i}",
+                f"{_q(raw)} AS __raw_{i}",
+            ]
+        key_bad = " OR ".join(f"__bad_{cols.index(k)}" for k in keys) or "false"
         con.execute(
-            "CREATE TEMP TABLE a AS SELECT "
-            + ", ".join(
-                f"TRY_CAST({_q(by_lower[c.lower()])} AS {t}) AS {_q(c)}"
-                for c, t in target.columns.items()
-            )
-            + ", "
-            + ", ".join(
-                f"({_q(by_lower[c.lower()])} IS NOT NULL AND TRY_CAST({_q(by_lower[c.lower()])} AS {t}) IS NULL)"
-                f" AS __bad_{i}"
-                for i, (c, t) in enumerate(target.columns.items())
-            )
-            + " FROM actual_in"
+            f"CREATE TEMP TABLE a_all AS SELECT *, {key_bad} AS __bad_key "
+            f"FROM (SELECT {', '.join(converted)} FROM actual_in)"
         )
+        # A key that does not convert without loss names no expected row: such rows are extra.
+        con.execute("CREATE TEMP TABLE a AS SELECT * FROM a_all WHERE NOT __bad_key")
         con.execute(
             "CREATE TEMP TABLE e AS SELECT " + ", ".join(_q(c) for c in cols) + " FROM expected_in"
         )
@@ -236,12 +275,22 @@ def _compare_rows(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> C
                 f"SELECT e.* FROM e JOIN keys k ON {key_on('e', 'k')} WHERE k.n_actual = 0 "
                 f"ORDER BY {by_key_then_all('e')} LIMIT {EXAMPLES}"
             )
-        counts["extra"] = scalar("SELECT sum(n_actual) FROM keys WHERE n_expected = 0")
+        unkeyed = scalar("SELECT count(*) FROM a_all WHERE __bad_key")
+        counts["extra"] = scalar("SELECT sum(n_actual) FROM keys WHERE n_expected = 0") + unkeyed
         if counts["extra"]:
             examples["extra"] = rows(
                 f"SELECT {', '.join(f'a.{_q(c)}' for c in cols)} FROM a JOIN keys k ON {key_on('a', 'k')} "
                 f"WHERE k.n_expected = 0 ORDER BY {by_key_then_all('a')} LIMIT {EXAMPLES}"
             )
+            if unkeyed and len(examples["extra"]) < EXAMPLES:
+                raw = ", ".join(f"__raw_{index[c]} AS {_q(c)}" for c in cols)
+                examples["extra"] += [
+                    {**row, "reason": "its key does not convert to the declared type without loss"}
+                    for row in rows(
+                        f"SELECT {raw} FROM a_all WHERE __bad_key "
+                        f"LIMIT {EXAMPLES - len(examples['extra'])}"
+                    )
+                ]
         dup_where = "n_expected > 0 AND n_actual > 0 AND n_expected <> n_actual"
         counts["duplicate_key"] = scalar(f"SELECT count(*) FROM keys WHERE {dup_where}")
         if counts["duplicate_key"]:
@@ -256,6 +305,7 @@ def _compare_rows(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> C
             SELECT e.*, {match_all} AS __same
                    {"".join(f", {_matches(c, index[c], target)} AS __same_{index[c]}" for c in values)}
                    {"".join(f", a.{_q(c)} AS __actual_{index[c]}" for c in values)}
+                   {"".join(f", a.__raw_{index[c]}, a.__bad_{index[c]}" for c in values)}
             FROM e JOIN keys k ON {key_on("e", "k")} JOIN a ON {key_on("a", "k")}
             WHERE k.n_expected = 1 AND k.n_actual = 1"""
         )
@@ -272,7 +322,7 @@ def _compare_rows(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> C
                 {
                     "key": {k: row[k] for k in keys},
                     "columns": {
-                        c: {"expected": row[c], "actual": row[f"__actual_{index[c]}"]}
+                        c: _changed(row, c, index[c], target.columns[c])
                         for c in values
                         if not row[f"__same_{index[c]}"]
                     },

@@ -100,7 +100,12 @@ def gate_task(task: Task, grader: Grader) -> TaskGate:
             for defect in oracle_defects(task, hidden, grader.engine, seed, label=label):
                 violate(defect, artifact="oracle.sql")
         except ArrivalBenchError as exc:
-            violate(str(exc), artifact="oracle.sql")
+            # Every verdict compares with the oracle: nothing else can be checked until it runs.
+            first_line = str(exc).splitlines()[0]
+            violate(
+                f"{first_line} (the gold, controls and baselines were not graded)", "oracle.sql"
+            )
+            return result
 
     artifacts = [(GOLD, task.gold_sql, set())] + [
         (c.file, task.controls[c.file], set(c.fails)) for c in task.spec.controls

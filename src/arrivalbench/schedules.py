@@ -19,13 +19,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from arrivalbench.errors import ScheduleError, UnknownNameError
+from arrivalbench.errors import ScheduleError, UnknownNameError, UsageError
 from arrivalbench.logs import Log, LogKind, log_from_seed, log_seed, task_log
-from arrivalbench.seeds import PrivateSeed, derive_seed, rng
+from arrivalbench.seeds import SEED_RANGE, PrivateSeed, derive_seed, is_seed, rng
 from arrivalbench.spec import HAZARDS, Task
 
 BATCHES = 6
@@ -422,9 +423,14 @@ def resolve_schedules(task: Task, selection: str | None) -> list[str]:
     """Parse a --schedules value: None/'default', 'all', or a comma-separated list of names."""
     if selection in (None, "", "default"):
         return default_schedules(task)
-    if selection == "all":
+    if selection.strip() == "all":
         return list(SCHEDULE_NAMES)
-    names = [s.strip() for s in selection.split(",") if s.strip()]
+    names = list(dict.fromkeys(s.strip() for s in selection.split(",") if s.strip()))
+    if not names:
+        raise UsageError(
+            f"--schedules {selection!r}: names no schedule; give 'all' or comma-separated names "
+            f"({', '.join(SCHEDULE_NAMES)}), or leave it out for the task's default set."
+        )
     for name in names:
         get_kind(name)
     return names
@@ -482,6 +488,67 @@ def schedule_to_json(schedule: Schedule, log: Log) -> dict[str, object]:
     return data
 
 
+def _seed_in_range(value: int) -> int:
+    if not is_seed(value):
+        raise ValueError(f"a seed is {SEED_RANGE}")
+    return value
+
+
+class _FileModel(BaseModel):
+    """What a schedule file may hold: exact JSON types, no unknown fields (a typo is not ignored)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class _CrashFile(_FileModel):
+    slot: int
+    of: int
+
+
+class _DeliveryFile(_FileModel):
+    batch_id: int
+    event_ids: list[int]
+    crash: _CrashFile | None = None
+    omit_columns: list[str] = []
+    add_synthetic: bool = False
+
+
+class _LogFile(_FileModel):
+    kind: Literal["visible", "hidden"]
+    seed: Annotated[int, AfterValidator(_seed_in_range)] | None
+    """None in the file of a private schedule, whose log seed is never written."""
+    fingerprint: str
+
+
+class _ScheduleFile(_FileModel):
+    format: int
+    name: str
+    task: str
+    seed: Annotated[int, AfterValidator(_seed_in_range)]
+    log: _LogFile
+    seed_commitment: Annotated[str, Field(pattern="^[0-9a-f]{64}$")] | None = None
+    source: str
+    perturbation: dict[str, int] = {}
+    deliveries: list[_DeliveryFile]
+
+
+def _parse_file(data: object, where: str) -> _ScheduleFile:
+    """The file's fields, typed; a ScheduleError names the first field that is wrong."""
+    if not isinstance(data, dict) or data.get("format") != SCHEDULE_FORMAT:
+        raise ScheduleError(f"{where}: not a schedule file of format {SCHEDULE_FORMAT}.")
+    try:
+        return _ScheduleFile.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
+        found = "" if first["type"] == "missing" else f" (found {json.dumps(first['input'])[:40]})"
+        raise ScheduleError(
+            f"{where}: malformed schedule: {field.lstrip('.')}: "
+            f"{first['msg'].removeprefix('Value error, ')}{found}; "
+            "rebuild the file with 'arrivalbench schedule'."
+        ) from None
+
+
 def schedule_from_json(
     data: object, task: Task, where: str = "schedule file", private: PrivateSeed | None = None
 ) -> tuple[Schedule, Log]:
@@ -490,84 +557,102 @@ def schedule_from_json(
     A file naming a seed commitment needs the private seed with that commitment: its log is
     rebuilt from the secret, never from the file.
     """
+    parsed = _parse_file(data, where)
+    if parsed.task != task.id:
+        raise ScheduleError(f"{where}: built for task '{parsed.task}', not '{task.id}'.")
     try:
-        if not isinstance(data, dict) or data.get("format") != SCHEDULE_FORMAT:
-            raise ScheduleError(f"{where}: not a schedule file of format {SCHEDULE_FORMAT}.")
-        if data["task"] != task.id:
-            raise ScheduleError(f"{where}: built for task '{data['task']}', not '{task.id}'.")
-        kind = get_kind(data["name"])
-        log_info = data["log"]
-        if log_info["kind"] != kind.log_kind:
-            raise ScheduleError(
-                f"{where}: schedule '{kind.name}' delivers the {kind.log_kind} log, but the file names the "
-                f"{log_info['kind']} log."
-            )
-        commitment = data.get("seed_commitment")
-        if commitment is None:
-            seed_of_log = int(log_info["seed"])
-            whose = f"seed {seed_of_log}"
-        else:
-            _check_secret(where, str(commitment), private)
-            assert private is not None
-            seed_of_log = log_seed(task.id, log_info["kind"], private.seed)
-            whose = f"the private seed {private.short}"
-        log = log_from_seed(task, log_info["kind"], seed_of_log)
-        if log.fingerprint() != log_info["fingerprint"]:
-            raise ScheduleError(
-                f"{where}: its log fingerprint differs from the log this harness generates for "
-                f"{whose} (another harness or task version); rebuild it with 'arrivalbench schedule'."
-            )
-        position = {int(e): i for i, e in enumerate(log.event_ids())}
-        columns = {f"{src.name}.{c}" for src in log.sources for c in src.columns}
-        for d in data["deliveries"]:
-            omitted = d.get("omit_columns", [])
-            if not isinstance(omitted, list) or any(c not in columns for c in omitted):
-                raise ScheduleError(
-                    f"{where}: batch {d.get('batch_id')}: omit_columns must list 'source.column' entries of "
-                    f"this task ({', '.join(sorted(columns))}); found {omitted!r}."
-                )
-            crash = d.get("crash")
-            if crash and not (0 <= int(crash["slot"]) < int(crash["of"])):
-                raise ScheduleError(
-                    f"{where}: batch {d.get('batch_id')}: crash needs 0 <= slot < of; found {crash}."
-                )
-        deliveries = tuple(
-            Delivery(
-                batch_id=int(d["batch_id"]),
-                rows=tuple(position[int(e)] for e in d["event_ids"]),
-                crash=Crash(int(d["crash"]["slot"]), int(d["crash"]["of"]))
-                if d.get("crash")
-                else None,
-                omit_columns=tuple(d.get("omit_columns", ())),
-                add_synthetic=bool(d.get("add_synthetic", False)),
-            )
-            for d in data["deliveries"]
-        )
-        undelivered = log.n - len({row for d in deliveries for row in d.rows})
-        if undelivered:
-            raise ScheduleError(
-                f"{where}: {undelivered} events of the log are never delivered; every schedule must deliver "
-                "every event at least once, or the final table cannot equal the oracle's."
-            )
-        return (
-            Schedule(
-                name=data["name"],
-                task_id=task.id,
-                seed=int(data["seed"]),
-                log_kind=log_info["kind"],
-                log_seed=seed_of_log,
-                log_fingerprint=log_info["fingerprint"],
-                source=data["source"],
-                deliveries=deliveries,
-                perturbation={k: int(v) for k, v in data.get("perturbation", {}).items()},
-                seed_commitment=None if commitment is None else str(commitment),
-            ),
-            log,
-        )
+        kind = get_kind(parsed.name)
     except UnknownNameError as exc:
         raise ScheduleError(f"{where}: {exc}") from None
-    except (KeyError, TypeError, ValueError, OverflowError) as exc:
-        raise ScheduleError(f"{where}: malformed schedule ({type(exc).__name__}: {exc}).") from None
+    if parsed.log.kind != kind.log_kind:
+        raise ScheduleError(
+            f"{where}: schedule '{kind.name}' delivers the {kind.log_kind} log, but the file names the "
+            f"{parsed.log.kind} log."
+        )
+    commitment = parsed.seed_commitment
+    if commitment is None:
+        if parsed.log.seed is None:
+            raise ScheduleError(
+                f"{where}: malformed schedule: log.seed is null without a seed_commitment; "
+                "rebuild the file with 'arrivalbench schedule'."
+            )
+        seed_of_log = parsed.log.seed
+        whose = f"seed {seed_of_log}"
+    else:
+        if parsed.log.seed is not None:
+            raise ScheduleError(
+                f"{where}: malformed schedule: log.seed must be null in the file of a private "
+                "schedule (it names a seed_commitment); rebuild the file with 'arrivalbench schedule'."
+            )
+        _check_secret(where, commitment, private)
+        assert private is not None
+        seed_of_log = log_seed(task.id, parsed.log.kind, private.seed)
+        whose = f"the private seed {private.short}"
+    log = log_from_seed(task, parsed.log.kind, seed_of_log)
+    if log.fingerprint() != parsed.log.fingerprint:
+        raise ScheduleError(
+            f"{where}: its log fingerprint differs from the log this harness generates for "
+            f"{whose} (another harness or task version); rebuild it with 'arrivalbench schedule'."
+        )
+    if parsed.source != log.source.name:
+        raise ScheduleError(
+            f"{where}: source '{parsed.source}', but this task's primary source is "
+            f"'{log.source.name}'; rebuild the file with 'arrivalbench schedule'."
+        )
+    position = {int(e): i for i, e in enumerate(log.event_ids())}
+    columns = {f"{src.name}.{c}" for src in log.sources for c in src.columns}
+    previous = 0
+    for i, d in enumerate(parsed.deliveries):
+        at = f"{where}: deliveries[{i}] (batch {d.batch_id})"
+        if d.batch_id <= previous:
+            problem = f"is not above batch {previous}" if previous else "is not positive"
+            raise ScheduleError(
+                f"{at}: batch id {problem}; batch ids are positive and increase from one delivery to "
+                "the next, without repeats (a redelivery after a crash is the same delivery)."
+            )
+        previous = d.batch_id
+        if any(c not in columns for c in d.omit_columns):
+            raise ScheduleError(
+                f"{at}: omit_columns must list 'source.column' entries of this task "
+                f"({', '.join(sorted(columns))}); found {d.omit_columns!r}."
+            )
+        if d.crash and not 0 <= d.crash.slot < d.crash.of:
+            raise ScheduleError(f"{at}: crash needs 0 <= slot < of; found {d.crash.model_dump()}.")
+        unknown = next((e for e in d.event_ids if e not in position), None)
+        if unknown is not None:
+            raise ScheduleError(
+                f"{at}: malformed schedule: event {unknown} is not in the {log.kind} log of "
+                f"{whose}; rebuild the file with 'arrivalbench schedule'."
+            )
+    deliveries = tuple(
+        Delivery(
+            batch_id=d.batch_id,
+            rows=tuple(position[e] for e in d.event_ids),
+            crash=Crash(d.crash.slot, d.crash.of) if d.crash else None,
+            omit_columns=tuple(d.omit_columns),
+            add_synthetic=d.add_synthetic,
+        )
+        for d in parsed.deliveries
+    )
+    undelivered = log.n - len({row for d in deliveries for row in d.rows})
+    if undelivered:
+        raise ScheduleError(
+            f"{where}: {undelivered} events of the log are never delivered; every schedule must deliver "
+            "every event at least once, or the final table cannot equal the oracle's."
+        )
+    schedule = Schedule(
+        name=parsed.name,
+        task_id=task.id,
+        seed=parsed.seed,
+        log_kind=parsed.log.kind,
+        log_seed=seed_of_log,
+        log_fingerprint=parsed.log.fingerprint,
+        source=parsed.source,
+        deliveries=deliveries,
+        perturbation=dict(parsed.perturbation),
+        seed_commitment=commitment,
+    )
+    return schedule, log
 
 
 def _check_secret(where: str, commitment: str, private: PrivateSeed | None) -> None:

@@ -26,6 +26,15 @@ SECRET_BYTES = 32
 MIN_SECRET_HEX = 32
 """A secret holds at least 128 bits (32 hex digits), so a guessable one such as '42' is refused."""
 _HEX = re.compile(r"[0-9a-f]+")
+MAX_SEED = 2**63 - 1
+"""Seeds are stored as signed 64-bit integers (verdict rows, Parquet) and mixed into sha256-derived seeds."""
+SEED_RANGE = "an integer from 0 to 2**63 - 1"
+
+
+def is_seed(value: object) -> bool:
+    """Whether a value can be a public base seed (the one rule for --seed, run manifests and
+    schedule files); a private seed is a hash of a seed file's secret and never passes through here."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_SEED
 
 
 def derive_seed(*parts: object, bits: int = 63) -> int:

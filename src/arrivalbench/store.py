@@ -23,6 +23,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ import pyarrow.parquet as pq
 from arrivalbench import __version__
 from arrivalbench.engines import Limits
 from arrivalbench.errors import ArrivalBenchError
-from arrivalbench.seeds import PrivateSeed
+from arrivalbench.seeds import SEED_RANGE, PrivateSeed, is_seed
 
 if TYPE_CHECKING:
     from arrivalbench.spec import SuiteDirs, Task
@@ -96,6 +97,89 @@ TIMINGS_SCHEMA = pa.schema(
 
 class RunStoreError(ArrivalBenchError):
     """A run directory that cannot be used as it is."""
+
+
+MANIFEST_FIELDS: dict[str, tuple[type | tuple[type, ...], str]] = {
+    "harness_version": (str, "a string"),
+    "engine": (str, "a string"),
+    "engine_version": (str, "a string"),
+    "suite_hash": (str, "a string"),
+    "task_hashes": (dict, "an object of task id to content hash"),
+    "base_seed": (int, f"a seed ({SEED_RANGE})"),
+    "seed_commitment": (str, "the 64 hex digits of a sha256"),
+    "regraded_from": (dict, "an object naming the run it was re-graded from"),
+    "suite_dirs": (list, "a list of folders"),
+    "arms": (list, "a list of arm names"),
+    "arm_info": (dict, "an object of arm to its model and prompt"),
+    "config": (dict, "an object"),
+    "created_at": (str, "a string"),
+}
+OPTIONAL_MANIFEST_FIELDS = {"arm_info", "seed_commitment", "regraded_from", "suite_dirs"}
+"""Fields added after format 1 was first written, or only in some runs (private, re-graded)."""
+CONFIG_FIELDS: dict[str, tuple[type | tuple[type, ...], str]] = {
+    "schedules": ((str, type(None)), "null, 'all' or a comma list of schedule names"),
+    "statement_timeout": ((int, float), "a number of seconds"),
+    "memory_limit": (str, "a string such as '1GB'"),
+    "replay_timeout": ((int, float), "a number of seconds"),
+    "max_script_bytes": (int, "an integer"),
+}
+
+
+def _json_kind(value: object) -> str:
+    """How a JSON value reads in a message: 'a string ("x")', 'null', 'a list'."""
+    kinds = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    return f"{kinds.get(type(value), type(value).__name__)} ({json.dumps(value)[:40]})"
+
+
+def _is(value: object, kinds: type | tuple[type, ...]) -> bool:
+    """isinstance as JSON means it: a boolean is not a number."""
+    kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+    return bool in kinds if isinstance(value, bool) else isinstance(value, kinds)
+
+
+def manifest_problem(data: object) -> str | None:
+    """What is wrong with a manifest's content, naming the field; None when it can be used."""
+    if not isinstance(data, dict):
+        return f"holds {_json_kind(data)}, not a JSON object"
+    if "format" not in data:
+        return "field 'format' is missing"
+    if not _is(data["format"], int) or data["format"] != RUN_FORMAT:
+        return f"run format {json.dumps(data['format'])}, this harness reads {RUN_FORMAT}"
+    for name, (kinds, expected) in MANIFEST_FIELDS.items():
+        if name not in data:
+            if name in OPTIONAL_MANIFEST_FIELDS:
+                continue
+            return f"field '{name}' is missing"
+        if not _is(data[name], kinds):
+            return f"field '{name}' is {_json_kind(data[name])}, expected {expected}"
+    if not is_seed(data["base_seed"]):
+        return f"field 'base_seed' is {data['base_seed']}, expected a seed ({SEED_RANGE})"
+    commitment = data.get("seed_commitment")
+    if commitment is not None and not re.fullmatch("[0-9a-f]{64}", commitment):
+        return f"field 'seed_commitment' is {_json_kind(commitment)}, expected 64 hex digits"
+    for task, digest in data["task_hashes"].items():
+        if not isinstance(digest, str):
+            return f"field 'task_hashes.{task}' is {_json_kind(digest)}, expected a string"
+    for i, arm in enumerate(data["arms"]):
+        if not isinstance(arm, str):
+            return f"field 'arms[{i}]' is {_json_kind(arm)}, expected an arm name"
+    for i, folder in enumerate(data.get("suite_dirs", [])):
+        if not isinstance(folder, str):
+            return f"field 'suite_dirs[{i}]' is {_json_kind(folder)}, expected a folder"
+    for arm, info in data.get("arm_info", {}).items():
+        if not isinstance(info, dict):
+            return f"field 'arm_info.{arm}' is {_json_kind(info)}, expected an object"
+    for name, (kinds, expected) in CONFIG_FIELDS.items():
+        value = data["config"].get(name)
+        if name in data["config"] and not _is(value, kinds):
+            return f"field 'config.{name}' is {_json_kind(value)}, expected {expected}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -194,6 +278,18 @@ def check_run_path(path: Path) -> None:
         raise RunStoreError(f"{path}: exists and is not a folder; give --out a new folder name.")
 
 
+def check_new_run_path(path: Path, option: str = "--out") -> None:
+    """A run made in one go (corpus, imports) goes to a new or empty folder, never among other files."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise RunStoreError(f"{path}: exists and is not a folder; give {option} a new folder name.")
+    if path.is_dir() and any(path.iterdir()):
+        what = "a run already exists here" if (path / "manifest.json").exists() else "not empty"
+        raise RunStoreError(
+            f"{path}: {what}; give {option} a new folder name (nothing in it was changed)."
+        )
+
+
 class RunDir:
     """A run directory on disk. Create with RunDir.create, open with RunDir.open."""
 
@@ -279,11 +375,20 @@ class RunDir:
         path = self.path / "manifest.json"
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise RunStoreError(f"{path}: unreadable manifest ({exc}).") from None
-        if data.get("format") != RUN_FORMAT:
+        except json.JSONDecodeError as exc:
             raise RunStoreError(
-                f"{path}: run format {data.get('format')!r}, this harness reads {RUN_FORMAT}."
+                f"{path}: not JSON (line {exc.lineno}: {exc.msg}); restore it from a copy or make "
+                "the run again."
+            ) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RunStoreError(
+                f"{path}: unreadable manifest ({exc}); restore it from a copy or make the run again."
+            ) from None
+        problem = manifest_problem(data)
+        if problem:
+            raise RunStoreError(
+                f"{path}: {problem}; restore it from a copy or make the run again "
+                "(it was edited, damaged or written by another version of ArrivalBench)."
             )
         return data
 
@@ -456,13 +561,27 @@ class RunDir:
             os.fsync(handle.fileno())
 
     def _journal(self) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+        """Journal rows in order; a torn last line is skipped, any other bad line is an error."""
         if not self.journal_path.exists():
             return
-        with open(self.journal_path, encoding="utf-8") as handle:
-            for line in handle:
-                if not line.endswith("\n"):
+        with open(self.journal_path, "rb") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.endswith(b"\n"):
                     return  # a write cut short by a kill: the unit is graded again
-                entry = json.loads(line)
+                try:
+                    entry = json.loads(line.decode("utf-8"))
+                except UnicodeDecodeError:
+                    problem: str | None = "not UTF-8 text"
+                except json.JSONDecodeError as exc:
+                    problem = f"not JSON: {exc.msg} at character {exc.pos + 1}"
+                else:
+                    problem = _journal_problem(entry)
+                if problem:
+                    raise RunStoreError(
+                        f"{self.journal_path}: line {number} is not a verdict row ({problem}); "
+                        f"move the journal aside (e.g. to {self.journal_path.name}.damaged) and "
+                        f"rerun 'arrivalbench grade-run {self.path}', which grades its rows again."
+                    )
                 yield entry["verdict"], entry["timing"]
 
     def verdicts(self) -> pa.Table:
@@ -525,6 +644,38 @@ class RunDir:
             yield
         finally:
             path.unlink(missing_ok=True)
+
+
+def _json_columns(schema: pa.Schema) -> tuple[tuple[str, tuple[type, ...], bool], ...]:
+    """(name, Python types JSON gives it, may be null) per column; the key columns never are null."""
+    json_of = {pa.string(): (str,), pa.int64(): (int,), pa.float64(): (int, float)}
+    return tuple((f.name, json_of[f.type], f.name not in VERDICT_KEY) for f in schema)
+
+
+JOURNAL_PARTS = {"verdict": _json_columns(VERDICTS_SCHEMA), "timing": _json_columns(TIMINGS_SCHEMA)}
+
+
+def _journal_problem(entry: object) -> str | None:
+    """What keeps a journal line from being a (verdict row, timing row) pair; None when it is one.
+
+    Types are compared exactly (type(x) in ...), so a boolean is no integer; a journal is read
+    whole on every resume, so this stays a few comparisons per field.
+    """
+    if not isinstance(entry, dict) or set(entry) != {"verdict", "timing"}:
+        return "expected an object with 'verdict' and 'timing'"
+    for part, columns in JOURNAL_PARTS.items():
+        row = entry[part]
+        if not isinstance(row, dict):
+            return f"{part}: {_json_kind(row)}, not an object"
+        for name, kinds, nullable in columns:
+            if name not in row:
+                if name in OPTIONAL_COLUMNS:  # a row journalled before the column existed
+                    continue
+                return f"{part}: no '{name}'"
+            value = row[name]
+            if type(value) not in kinds and not (value is None and nullable):
+                return f"{part}: '{name}' is {_json_kind(value)}"
+    return None
 
 
 def _alive(pid: int) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -37,6 +38,8 @@ from arrivalbench.store import (
 )
 
 PLAN = "generation.json"
+ARM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+"""An imported arm's name: it becomes a folder under transcripts/, so no separators or '..'."""
 
 
 def transcript_path(out: Path, arm: str, task: str, sample: int) -> Path:
@@ -269,6 +272,11 @@ def import_scripts(
     """A folder of scripts as an arm: `<task>.sql` is sample 0, `<task>.<n>.sql` (or `<task>/<n>.sql`) sample n."""
     folder = Path(folder)
     check_run_path(Path(out))
+    if not ARM_NAME.fullmatch(arm):
+        raise UsageError(
+            f"--arm {arm!r}: an arm name is letters, digits, '_', '-' or '.', starting with a "
+            "letter or digit (it names a folder in the run), e.g. human."
+        )
     if not folder.is_dir():
         raise UsageError(f"{folder}: not a folder; give a folder of <task>.sql files.")
     known = set(task_folders())
