@@ -470,17 +470,29 @@ def audit(
     extra_seeds: Annotated[
         int | None,
         typer.Option(
-            "--seeds", help="Seeds audited besides --seed, derived from ('audit', i) (default: 5)."
+            "--seeds",
+            help="Seeds audited besides --seed, derived from ('audit', i) (default: 5).",
+            callback=_at_least(0),
         ),
     ] = None,
     seed: Annotated[
         int,
-        typer.Option("--seed", help="Base seed: its visible and hidden logs are audited first."),
+        typer.Option(
+            "--seed",
+            help="Base seed (0 to 2**63 - 1): its visible and hidden logs are audited first.",
+            callback=_check_seed,
+        ),
     ] = DEFAULT_SEED,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
     jobs: Annotated[
-        int, typer.Option("--jobs", "-j", help="Tasks audited in parallel (default: one per core).")
-    ] = 0,
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            help="Tasks audited in parallel (default: one per core).",
+            callback=_at_least(1, "; leave it out for one per core"),
+        ),
+    ] = None,
     suite_dir: SuiteDirOpt = None,
 ) -> None:
     """Check each task's second oracle (oracle.py) against oracle.sql on the visible and hidden logs
@@ -498,17 +510,13 @@ def audit(
         gated_seeds,
         load_python_oracle,
     )
-    from arrivalbench.errors import UsageError
     from arrivalbench.spec import get_task, load_suite
 
     extra_seeds = EXTRA_SEEDS if extra_seeds is None else extra_seeds
-    if extra_seeds < 0:
-        raise UsageError(
-            f"--seeds counts seeds besides --seed: give 0 or more; found {extra_seeds}."
-        )
     use_suite(suite_dir)
-    if task_ids:
-        chosen = [get_task(t.strip()) for t in task_ids.split(",") if t.strip()]
+    ids = _task_list("--tasks", task_ids)
+    if ids:
+        chosen = [get_task(t) for t in ids]
         for task in chosen:  # a task named on purpose must have a usable oracle.py: exit 2
             load_python_oracle(task)
     else:
