@@ -7,10 +7,12 @@ the `in_order_stream` schedule of the same task and seed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import Counter, OrderedDict, defaultdict
 from itertools import pairwise
+from pathlib import Path
 from unittest import mock
 
 import numpy as np
@@ -32,7 +34,7 @@ from arrivalbench.schedules import (
     schedule_to_json,
 )
 from arrivalbench.seeds import PrivateSeed, private_seed
-from arrivalbench.spec import HAZARDS, Task, get_task
+from arrivalbench.spec import HAZARDS, Task, get_task, load_suite
 
 STABLE_TASKS = ("daily_revenue", "customer_state")
 FIXED_SEEDS = (0, 1, 7, 20260101)
@@ -759,3 +761,66 @@ def test_resolve_unknown_name_suggests_the_closest(tasks) -> None:
 def test_build_schedule_unknown_name(tasks) -> None:
     with pytest.raises(UnknownNameError, match="Did you mean 'backfill'"):
         build_schedule(tasks["daily_revenue"], "backfil", 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Single-source schedules are pinned
+
+
+PINS = Path(__file__).parent / "fixtures" / "schedules" / "single_source_pins.json"
+PIN_SEEDS = (20260101, 1, 7)
+REPIN = "PYTHONPATH=src python tests/test_schedules.py --repin"
+
+
+def _digest(*texts: str) -> str:
+    return hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
+
+
+def single_source_pins() -> dict[str, dict[str, object]]:
+    """Per single-source task: a digest of its logs at PIN_SEEDS, and per schedule a digest of its
+    JSON files (the bytes a stored verdict was graded from) at those seeds."""
+    pins: dict[str, dict[str, object]] = {}
+    for task_id, task in sorted(load_suite().items()):
+        if len(task.spec.sources) != 1:
+            continue
+        fingerprints: list[str] = []
+        schedules: dict[str, str] = {}
+        for name in SCHEDULE_NAMES:
+            files = []
+            for seed in PIN_SEEDS:
+                schedule, log = build_schedule(task, name, seed)
+                fingerprints.append(log.fingerprint())
+                files.append(json.dumps(schedule_to_json(schedule, log)))
+            schedules[name] = _digest(*files)
+        pins[task_id] = {"logs": _digest(*fingerprints), "schedules": schedules}
+    return pins
+
+
+def test_multi_source_hazards_leave_single_source_schedules_unchanged() -> None:
+    """Moving events of every feed on multi-source tasks must not change one byte of a
+    single-source task's schedules, or every stored verdict of those tasks would change with it."""
+    pinned = json.loads(PINS.read_text())
+    now = single_source_pins()
+    assert set(pinned) <= set(now), f"pinned tasks gone: {sorted(set(pinned) - set(now))}"
+    logs_changed = [t for t in pinned if pinned[t]["logs"] != now[t]["logs"]]
+    assert not logs_changed, (
+        f"the logs of {logs_changed} changed (a generator or task.yaml did): if intended, "
+        f"re-pin with: {REPIN}"
+    )
+    changed = [
+        f"{task_id}/{name}"
+        for task_id, pin in pinned.items()
+        for name, digest in pin["schedules"].items()
+        if now[task_id]["schedules"].get(name) != digest
+    ]
+    assert not changed, f"schedules of unchanged logs differ: {changed}"
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] != ["--repin"]:
+        raise SystemExit(f"usage: {REPIN}")
+    PINS.parent.mkdir(parents=True, exist_ok=True)
+    PINS.write_text(json.dumps(single_source_pins(), indent=1, sort_keys=True) + "\n")
+    print(f"wrote {PINS}")
