@@ -7,6 +7,7 @@ the `in_order_stream` schedule of the same task and seed.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -761,6 +762,114 @@ def test_resolve_unknown_name_suggests_the_closest(tasks) -> None:
 def test_build_schedule_unknown_name(tasks) -> None:
     with pytest.raises(UnknownNameError, match="Did you mean 'backfill'"):
         build_schedule(tasks["daily_revenue"], "backfil", 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Multi-source tasks: every hazard that moves events moves events of every feed
+
+MULTI_SOURCE_TASKS = ("region_revenue", "tier_revenue")
+MOVING_HAZARDS = ("late_arrival", "out_of_order", "backfill")
+
+
+@pytest.fixture(scope="module")
+def multi() -> dict[str, Task]:
+    return {task_id: get_task(task_id) for task_id in MULTI_SOURCE_TASKS}
+
+
+def feed_of(log: Log) -> list[str]:
+    """Per spine row, the name of the feed it belongs to."""
+    names = [s.name for s in log.sources]
+    return [names[i] for i in log.spine.source]
+
+
+def test_multi_source_tasks_have_several_feeds(multi) -> None:
+    for task in multi.values():
+        assert len(task.spec.sources) > 1
+
+
+@pytest.mark.parametrize("task_id", MULTI_SOURCE_TASKS)
+@pytest.mark.parametrize("seed", FIXED_SEEDS)
+@pytest.mark.parametrize("hazard", ("late_arrival", "out_of_order"))
+def test_multi_source_hazard_moves_events_of_every_feed(
+    multi, task_id: str, seed: int, hazard: str
+) -> None:
+    task = multi[task_id]
+    schedule, log = build_schedule(task, hazard, seed)
+    base = base_batch_of(task, seed)
+    feed = feed_of(log)
+    moved = Counter(feed[row] for b, row in arrivals(schedule) if b != base[row])
+    for source in task.spec.sources:
+        assert schedule.perturbation[f"moved_events.{source.name}"] == moved[source.name] > 0, (
+            f"{hazard} at seed {seed}: {source.name} events moved {moved[source.name]}, "
+            f"reported {dict(schedule.perturbation)}"
+        )
+    assert sum(moved.values()) == (
+        schedule.perturbation["late_events"]
+        if hazard == "late_arrival"
+        else schedule.perturbation["cross_batch_moves"]
+    )
+
+
+@pytest.mark.parametrize("task_id", MULTI_SOURCE_TASKS)
+@pytest.mark.parametrize("seed", FIXED_SEEDS)
+def test_multi_source_out_of_order_moves_fact_rows_across_batches(
+    multi, task_id: str, seed: int
+) -> None:
+    """Regression: multi-source out_of_order moved only the keyed dimension feed (0 `sales`
+    events crossed a batch), so a pipeline loading only orders newer than the newest loaded
+    passed it. Now older orders arrive in a later batch than newer ones."""
+    schedule, log = build_schedule(multi[task_id], "out_of_order", seed)
+    feed = feed_of(log)
+    newest_so_far = -1
+    behind = 0
+    for d in schedule.deliveries:
+        sales = [row for row in d.rows if feed[row] == "sales"]
+        behind += sum(1 for row in sales if row < newest_so_far)
+        newest_so_far = max([newest_so_far, *sales])
+    assert behind > 0, "no order arrives in a batch after a newer order"
+
+
+@pytest.mark.parametrize("task_id", MULTI_SOURCE_TASKS)
+@pytest.mark.parametrize("seed", FIXED_SEEDS)
+def test_multi_source_backfill_withholds_and_redelivers_events_of_every_feed(
+    multi, task_id: str, seed: int
+) -> None:
+    schedule, log = build_schedule(multi[task_id], "backfill", seed)
+    feed = feed_of(log)
+    first = first_delivery(schedule)
+    (fill,) = {b for b, row in arrivals(schedule) if first[row] < b}
+    rows = schedule.deliveries[fill].rows
+    released = Counter(feed[row] for row in rows if first[row] == fill)
+    redelivered = Counter(feed[row] for row in rows if first[row] < fill)
+    for source in multi[task_id].spec.sources:
+        name = source.name
+        assert schedule.perturbation[f"moved_events.{name}"] == released[name] > 0
+        assert schedule.perturbation[f"redelivered_events.{name}"] == redelivered[name] > 0
+    assert sum(released.values()) == schedule.perturbation["released_events"]
+    assert sum(redelivered.values()) == schedule.perturbation["redelivered_events"]
+
+
+def test_a_hazard_that_leaves_one_feed_in_place_does_not_bite(multi) -> None:
+    schedule, _ = build_schedule(multi["region_revenue"], "out_of_order", FIXED_SEEDS[0])
+    assert schedule.bites()
+    in_place = dict(schedule.perturbation) | {"moved_events.sales": 0}
+    assert not dataclasses.replace(schedule, perturbation=in_place).bites()
+
+
+@pytest.mark.parametrize("task_id", MULTI_SOURCE_TASKS)
+@pytest.mark.parametrize("hazard", MOVING_HAZARDS)
+def test_multi_source_hazard_is_deterministic_and_delivers_every_event(
+    multi, task_id: str, hazard: str
+) -> None:
+    first, first_log = build_schedule(multi[task_id], hazard, 11)
+    with mock.patch.object(logs, "_CACHE", OrderedDict()):
+        second, second_log = build_schedule(multi[task_id], hazard, 11)
+    assert schedule_to_json(second, second_log) == schedule_to_json(first, first_log)
+    assert {row for d in first.deliveries for row in d.rows} == set(range(first_log.n))
+    again, _ = roundtrip(first, first_log, multi[task_id])
+    assert again == first
+    other, _ = build_schedule(multi[task_id], hazard, 12)
+    assert other != first, "another seed perturbs differently"
 
 
 # ---------------------------------------------------------------------------------------------

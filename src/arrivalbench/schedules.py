@@ -102,7 +102,14 @@ class Schedule:
         return sum(len(d.rows) for d in self.deliveries)
 
     def bites(self) -> bool:
-        """True when the schedule changed delivery (used by the gate for declared hazards)."""
+        """True when the schedule changed delivery (used by the gate for declared hazards).
+
+        A hazard that reports per-feed counts (`moved_events.<feed>`, multi-source logs) bites
+        only when it moved events of every feed: a fact feed left in order is a blind spot.
+        """
+        per_feed = [v for k, v in self.perturbation.items() if k.startswith("moved_events.")]
+        if per_feed and min(per_feed) == 0:
+            return False
         return any(v > 0 for v in self.perturbation.values())
 
 
