@@ -114,6 +114,8 @@ def test_built_in_task_is_admitted(grader, task_id):
         assert earners, hazard
         assert all(c.startswith("controls/") for c in earners)  # never a baseline
         assert all(result.verdicts[c]["in_order_stream"] == "PASS" for c in earners)
+    for rule in task.spec.rules:
+        assert "FAIL" in result.verdicts[rule.control].values(), rule.rule
 
 
 # --- rejected, each defect named ------------------------------------------------------------------
@@ -420,3 +422,79 @@ def test_gate_suite_gates_the_other_tasks_after_a_broken_oracle(copy_task):
     assert seen == ["daily_revenue", "customer_state"]
     assert [r.admitted for r in results] == [False, True]
     assert [v.artifact for v in results[0].violations] == ["oracle.sql"]
+
+
+# --- stated rules: the data must exercise every rule the text states -----------------------------
+
+from arrivalbench.schedules import default_schedules  # noqa: E402
+
+
+def test_rule_whose_control_passes_every_schedule_is_rejected(grader, copy_task, edit_spec):
+    """A rule control identical to the gold breaks nothing and passes every schedule, exactly as
+    a real rule control does when the data never reaches the rule: the gate must say so. A rule
+    control that raises on every schedule shows nothing either (it is broken, not caught)."""
+    folder = copy_task("daily_revenue")
+    same, broken = "controls/same_as_gold.sql", "controls/raises.sql"
+    shutil.copyfile(folder / "gold.sql", folder / same)
+    (folder / broken).write_text("SELECT * FROM no_such_table;\n", encoding="utf-8")
+    rule = "`revenue` is the sum of the order amounts of that store on that day"
+    rules = [{"rule": rule, "control": same}, {"rule": "`orders` is the number", "control": broken}]
+    edit_spec(folder, lambda raw: raw.update(rules=rules))
+    result = gate_task(load_task(folder), grader)
+    unexercised, raises = result.violations
+    assert (unexercised.artifact, unexercised.schedule) == (same, None)
+    assert "rule control passes every schedule, so the data never exercises the rule" in str(
+        unexercised
+    )
+    assert repr(rule) in unexercised.message
+    assert "edge-case parameter" in unexercised.message
+    assert result.verdicts[same] == {s: "PASS" for s in result.schedules}
+    assert (raises.artifact, raises.schedule) == (broken, None)
+    assert raises.message.startswith("rule control raises on every schedule")
+    assert "ERROR sql_error" in raises.message and "no_such_table" in raises.message
+    assert result.verdicts[broken] == {s: "ERROR" for s in result.schedules}
+
+
+def rule_control_verdicts(grader: Grader, task_id: str, control: str) -> dict[str, str]:
+    """The verdicts of a built-in task's rule control on its schedules, at the grader's seed."""
+    task = get_task(task_id)
+    assert control in {r.control for r in task.spec.rules}
+    assert control not in {c.file for c in task.spec.controls}, "a rule control is not negative"
+    record, _ = grader.grade(task, task.controls[control], default_schedules(task))
+    return {s: v["verdict"] for s, v in record["verdicts"].items()}
+
+
+def test_regression_rolling_window_of_order_days_not_calendar_days_fails(grader):
+    """rolling_revenue_7d with a ROWS window (the store's last seven order days) instead of seven
+    calendar days passed all schedules: every store had orders every day of the log."""
+    assert grader.seed == DEFAULT_SEED
+    verdicts = rule_control_verdicts(grader, "rolling_revenue_7d", "controls/rows_window.sql")
+    assert verdicts["snapshot"] == verdicts["single_batch"] == "FAIL"
+
+
+def test_regression_session_split_at_a_gap_of_exactly_30_minutes_fails(grader):
+    """web_sessions with `>= 30 minutes` starting a session (the text: more than 30) passed all
+    schedules: no user ever had two consecutive clicks exactly 30 minutes apart."""
+    assert grader.seed == DEFAULT_SEED
+    verdicts = rule_control_verdicts(grader, "web_sessions", "controls/split_at_30_minutes.sql")
+    assert verdicts["snapshot"] == verdicts["single_batch"] == "FAIL"
+
+
+def test_regression_latest_state_tie_broken_by_arrival_fails(grader):
+    """customer_state breaking a ts_event tie by arrival instead of the larger event_id passed all
+    schedules: no customer's last two changes shared a ts_event in the hidden log. In-order
+    delivery agrees with the event_id tie-break, so only a reordering schedule can catch it."""
+    assert grader.seed == DEFAULT_SEED
+    verdicts = rule_control_verdicts(grader, "customer_state", "controls/ties_by_arrival.sql")
+    assert verdicts["snapshot"] == verdicts["in_order_stream"] == "PASS"
+    assert verdicts["out_of_order"] == "FAIL"
+
+
+def test_regression_refund_rate_of_zero_gross_not_null_fails(grader):
+    """refund_rate_modify giving refund_rate 0 where gross is 0 (the text: NULL) passed all
+    schedules: every store of the log had sales."""
+    assert grader.seed == DEFAULT_SEED
+    verdicts = rule_control_verdicts(
+        grader, "refund_rate_modify", "controls/zero_gross_rate_zero.sql"
+    )
+    assert verdicts["snapshot"] == verdicts["single_batch"] == "FAIL"

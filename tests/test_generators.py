@@ -333,3 +333,115 @@ def test_a_log_of_a_million_events_can_be_generated() -> None:
     table = make_log(spec, 1)
     assert table.num_rows == 1_000_000
     assert pc.count_distinct(table.column("event_id")).as_py() == 1_000_000
+
+
+# ---------------------------------------------------------------------------------------------
+# Edge-case parameters: off by default; on, they inject the boundary case a stated rule needs and
+# leave every other column as it was.
+
+CLICKS = {
+    "name": "clicks",
+    "columns": {
+        "event_id": "BIGINT",
+        "ts_event": "TIMESTAMP",
+        "user_id": "INTEGER",
+        "page": "VARCHAR",
+        "action": "VARCHAR",
+    },
+    "generator": {"kind": "clickstream", "params": {"events": 400, "users": 12, "days": 4}},
+}
+
+
+def rows_without(table: pa.Table, *columns: str) -> Counter:
+    """The log's rows as a bag, leaving out event_id (a permutation drawn after the edge cases)."""
+    kept = [c for c in table.column_names if c not in {"event_id", *columns}]
+    return Counter(tuple(r.values()) for r in table.select(kept).to_pylist())
+
+
+def test_calendar_gaps_empty_some_store_days_and_move_only_the_store() -> None:
+    plain = make_log(with_params(SALES, stores=4, days=21), 3)
+    gapped = make_log(with_params(SALES, stores=4, days=21, calendar_gaps=0.15), 3)
+    assert gapped.num_rows == plain.num_rows
+    assert rows_without(gapped, "store_id") == rows_without(plain, "store_id")
+    day = pc.cast(gapped.column("ts_event"), pa.date32()).to_pylist()
+    cells = set(zip(gapped.column("store_id").to_pylist(), day, strict=True))
+    days = sorted(set(day))
+    assert len(days) == 21, "every day keeps a store with sales"
+    empty = [(s, d) for s in range(1, 5) for d in days if (s, d) not in cells]
+    plain_day = pc.cast(plain.column("ts_event"), pa.date32()).to_pylist()
+    plain_cells = set(zip(plain.column("store_id").to_pylist(), plain_day, strict=True))
+    assert len(empty) >= 5 > 4 * 21 - len(plain_cells)
+
+
+def user_gaps(table: pa.Table) -> np.ndarray:
+    """Seconds between each user's consecutive events."""
+    users, ts = table.column("user_id").to_numpy(), micros(table)
+    order = np.lexsort((ts, users))
+    same_user = users[order][1:] == users[order][:-1]
+    return (np.diff(ts[order]) // 1_000_000)[same_user]
+
+
+def test_boundary_gaps_and_equal_timestamps_appear_and_move_only_the_time() -> None:
+    plain = make_log(source(CLICKS), 5)
+    edged = make_log(with_params(CLICKS, boundary_gaps=0.05, equal_timestamps=0.05), 5)
+    assert rows_without(edged, "ts_event") == rows_without(plain, "ts_event")
+    before, after = user_gaps(plain), user_gaps(edged)
+    assert (before == 1800).sum() == 0 and (before == 0).sum() <= 1
+    assert 8 <= (after == 1800).sum() <= 40
+    assert 8 <= (after == 0).sum() <= 40
+    assert (after >= 0).all()
+
+
+def test_boundary_gaps_follow_boundary_seconds() -> None:
+    gaps = user_gaps(make_log(with_params(CLICKS, boundary_gaps=0.2, boundary_seconds=600), 5))
+    assert (gaps == 600).sum() >= 40
+
+
+def test_boundary_gaps_and_equal_timestamps_may_not_exceed_all_gaps() -> None:
+    with pytest.raises(ValueError, match="at most 1"):
+        validate_generator(with_params(CLICKS, boundary_gaps=0.6, equal_timestamps=0.6))
+
+
+def last_two_tied(table: pa.Table, key: str) -> tuple[int, int]:
+    """(entities whose last two events share a time, entities with two or more events)."""
+    by_entity: dict[int, list[int]] = {}
+    for entity, ts in zip(table.column(key).to_pylist(), micros(table), strict=True):
+        by_entity.setdefault(entity, []).append(int(ts))
+    several = [sorted(t) for t in by_entity.values() if len(t) >= 2]
+    return sum(t[-1] == t[-2] for t in several), len(several)
+
+
+def test_last_tie_share_ties_the_last_two_events_of_that_share_of_entities() -> None:
+    base = with_params(CHANGES, tie_share=0.0)
+    plain = make_log(base, 8)
+    assert last_two_tied(plain, "account_id")[0] == 0
+    tied, several = last_two_tied(
+        make_log(with_params(CHANGES, tie_share=0.0, last_tie_share=0.4), 8), "account_id"
+    )
+    assert several == 25 and 5 <= tied <= 16
+    everyone = make_log(with_params(CHANGES, tie_share=0.0, last_tie_share=1.0), 8)
+    assert last_two_tied(everyone, "account_id") == (25, 25)
+    assert rows_without(everyone, "ts_event", "version", "op") == rows_without(
+        plain, "ts_event", "version", "op"
+    )
+
+
+def test_refund_only_stores_have_refunds_of_orders_outside_the_log_and_no_sales() -> None:
+    plain = make_log(source(ORDERS), 13)
+    table = make_log(with_params(ORDERS, stores=4, refund_only_stores=2), 13)
+    assert table.num_rows == plain.num_rows == 400
+    rows = table.to_pylist()
+    sold = {r["order_id"] for r in rows if r["kind"] == "sale"}
+    extra = [r for r in rows if r["store_id"] > 4]
+    assert Counter(r["store_id"] for r in extra) == {5: 2, 6: 2}
+    assert {r["kind"] for r in extra} == {"refund"}
+    assert not sold & {r["order_id"] for r in extra}
+    start = np.datetime64("2026-03-01", "us").astype(object)
+    assert all(60 <= (r["ts_event"] - start).total_seconds() < 48 * 3600 for r in extra)
+    assert all(r["amount"] > 0 for r in extra)
+    assert Counter(r["kind"] for r in rows) == Counter(r["kind"] for r in plain.to_pylist())
+
+
+def test_refund_only_stores_needs_two_refunds_each() -> None:
+    with pytest.raises(ValueError, match="needs 8 refunds but the log has 6"):
+        validate_generator(with_params(ORDERS, events=30, refund_share=0.2, refund_only_stores=4))

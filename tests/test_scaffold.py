@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -113,6 +114,8 @@ def test_cli_new_task_creates_then_refuses_a_duplicate(tmp_path):
     assert done.stdout.splitlines() == [
         f"created {tmp_path / 'events_per_day'}",
         f"check it with: arrivalbench gate --suite-dir {tmp_path} --tasks events_per_day",
+        "check its second oracle (oracle.py) with: "
+        f"arrivalbench audit --suite-dir {tmp_path} --tasks events_per_day",
     ]
     assert load_task(tmp_path / "events_per_day").id == "events_per_day"
 
@@ -201,3 +204,22 @@ def test_printed_check_command_admits_the_new_task(tmp_path):
     gated = cli(*args)
     assert gated.returncode == 0, gated.stdout + gated.stderr
     assert "admitted events_mine (create, easy)" in gated.stdout
+
+
+def test_printed_audit_command_finds_the_new_tasks_oracles_in_agreement(tmp_path):
+    done = cli("new-task", "events_audited", "--suite-dir", tmp_path / "mine", "--mode", "repair")
+    assert done.returncode == 0, done.stderr
+    prefix = "check its second oracle (oracle.py) with: "
+    (hint,) = [line for line in done.stdout.splitlines() if line.startswith(prefix)]
+    program, *args = shlex.split(hint.removeprefix(prefix))
+    assert program == "arrivalbench"
+    assert args == ["audit", "--suite-dir", str(tmp_path / "mine"), "--tasks", "events_audited"]
+    audited = cli(*args, "--json")
+    assert audited.returncode == 0, audited.stdout + audited.stderr
+    (task,) = json.loads(audited.stdout)["tasks"]
+    assert (task["task"], task["agrees"], task["logs_checked"], task["kappa"]) == (
+        "events_audited",
+        True,
+        12,
+        1.0,
+    )

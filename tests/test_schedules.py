@@ -7,10 +7,13 @@ the `in_order_stream` schedule of the same task and seed.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import re
 from collections import Counter, OrderedDict, defaultdict
 from itertools import pairwise
+from pathlib import Path
 from unittest import mock
 
 import numpy as np
@@ -32,7 +35,7 @@ from arrivalbench.schedules import (
     schedule_to_json,
 )
 from arrivalbench.seeds import PrivateSeed, private_seed
-from arrivalbench.spec import HAZARDS, Task, get_task
+from arrivalbench.spec import HAZARDS, Task, get_task, load_suite
 
 STABLE_TASKS = ("daily_revenue", "customer_state")
 FIXED_SEEDS = (0, 1, 7, 20260101)
@@ -759,3 +762,174 @@ def test_resolve_unknown_name_suggests_the_closest(tasks) -> None:
 def test_build_schedule_unknown_name(tasks) -> None:
     with pytest.raises(UnknownNameError, match="Did you mean 'backfill'"):
         build_schedule(tasks["daily_revenue"], "backfil", 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Multi-source tasks: every hazard that moves events moves events of every feed
+
+MULTI_SOURCE_TASKS = ("region_revenue", "tier_revenue")
+MOVING_HAZARDS = ("late_arrival", "out_of_order", "backfill")
+
+
+@pytest.fixture(scope="module")
+def multi() -> dict[str, Task]:
+    return {task_id: get_task(task_id) for task_id in MULTI_SOURCE_TASKS}
+
+
+def feed_of(log: Log) -> list[str]:
+    """Per spine row, the name of the feed it belongs to."""
+    names = [s.name for s in log.sources]
+    return [names[i] for i in log.spine.source]
+
+
+def test_multi_source_tasks_have_several_feeds(multi) -> None:
+    for task in multi.values():
+        assert len(task.spec.sources) > 1
+
+
+@pytest.mark.parametrize("task_id", MULTI_SOURCE_TASKS)
+@pytest.mark.parametrize("seed", FIXED_SEEDS)
+@pytest.mark.parametrize("hazard", ("late_arrival", "out_of_order"))
+def test_multi_source_hazard_moves_events_of_every_feed(
+    multi, task_id: str, seed: int, hazard: str
+) -> None:
+    task = multi[task_id]
+    schedule, log = build_schedule(task, hazard, seed)
+    base = base_batch_of(task, seed)
+    feed = feed_of(log)
+    moved = Counter(feed[row] for b, row in arrivals(schedule) if b != base[row])
+    for source in task.spec.sources:
+        assert schedule.perturbation[f"moved_events.{source.name}"] == moved[source.name] > 0, (
+            f"{hazard} at seed {seed}: {source.name} events moved {moved[source.name]}, "
+            f"reported {dict(schedule.perturbation)}"
+        )
+    assert sum(moved.values()) == (
+        schedule.perturbation["late_events"]
+        if hazard == "late_arrival"
+        else schedule.perturbation["cross_batch_moves"]
+    )
+
+
+@pytest.mark.parametrize("task_id", MULTI_SOURCE_TASKS)
+@pytest.mark.parametrize("seed", FIXED_SEEDS)
+def test_multi_source_out_of_order_moves_fact_rows_across_batches(
+    multi, task_id: str, seed: int
+) -> None:
+    """Regression: multi-source out_of_order moved only the keyed dimension feed (0 `sales`
+    events crossed a batch), so a pipeline loading only orders newer than the newest loaded
+    passed it. Now older orders arrive in a later batch than newer ones."""
+    schedule, log = build_schedule(multi[task_id], "out_of_order", seed)
+    feed = feed_of(log)
+    newest_so_far = -1
+    behind = 0
+    for d in schedule.deliveries:
+        sales = [row for row in d.rows if feed[row] == "sales"]
+        behind += sum(1 for row in sales if row < newest_so_far)
+        newest_so_far = max([newest_so_far, *sales])
+    assert behind > 0, "no order arrives in a batch after a newer order"
+
+
+@pytest.mark.parametrize("task_id", MULTI_SOURCE_TASKS)
+@pytest.mark.parametrize("seed", FIXED_SEEDS)
+def test_multi_source_backfill_withholds_and_redelivers_events_of_every_feed(
+    multi, task_id: str, seed: int
+) -> None:
+    schedule, log = build_schedule(multi[task_id], "backfill", seed)
+    feed = feed_of(log)
+    first = first_delivery(schedule)
+    (fill,) = {b for b, row in arrivals(schedule) if first[row] < b}
+    rows = schedule.deliveries[fill].rows
+    released = Counter(feed[row] for row in rows if first[row] == fill)
+    redelivered = Counter(feed[row] for row in rows if first[row] < fill)
+    for source in multi[task_id].spec.sources:
+        name = source.name
+        assert schedule.perturbation[f"moved_events.{name}"] == released[name] > 0
+        assert schedule.perturbation[f"redelivered_events.{name}"] == redelivered[name] > 0
+    assert sum(released.values()) == schedule.perturbation["released_events"]
+    assert sum(redelivered.values()) == schedule.perturbation["redelivered_events"]
+
+
+def test_a_hazard_that_leaves_one_feed_in_place_does_not_bite(multi) -> None:
+    schedule, _ = build_schedule(multi["region_revenue"], "out_of_order", FIXED_SEEDS[0])
+    assert schedule.bites()
+    in_place = dict(schedule.perturbation) | {"moved_events.sales": 0}
+    assert not dataclasses.replace(schedule, perturbation=in_place).bites()
+
+
+@pytest.mark.parametrize("task_id", MULTI_SOURCE_TASKS)
+@pytest.mark.parametrize("hazard", MOVING_HAZARDS)
+def test_multi_source_hazard_is_deterministic_and_delivers_every_event(
+    multi, task_id: str, hazard: str
+) -> None:
+    first, first_log = build_schedule(multi[task_id], hazard, 11)
+    with mock.patch.object(logs, "_CACHE", OrderedDict()):
+        second, second_log = build_schedule(multi[task_id], hazard, 11)
+    assert schedule_to_json(second, second_log) == schedule_to_json(first, first_log)
+    assert {row for d in first.deliveries for row in d.rows} == set(range(first_log.n))
+    again, _ = roundtrip(first, first_log, multi[task_id])
+    assert again == first
+    other, _ = build_schedule(multi[task_id], hazard, 12)
+    assert other != first, "another seed perturbs differently"
+
+
+# ---------------------------------------------------------------------------------------------
+# Single-source schedules are pinned
+
+
+PINS = Path(__file__).parent / "fixtures" / "schedules" / "single_source_pins.json"
+PIN_SEEDS = (20260101, 1, 7)
+REPIN = "PYTHONPATH=src python tests/test_schedules.py --repin"
+
+
+def _digest(*texts: str) -> str:
+    return hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
+
+
+def single_source_pins() -> dict[str, dict[str, object]]:
+    """Per single-source task: a digest of its logs at PIN_SEEDS, and per schedule a digest of its
+    JSON files (the bytes a stored verdict was graded from) at those seeds."""
+    pins: dict[str, dict[str, object]] = {}
+    for task_id, task in sorted(load_suite().items()):
+        if len(task.spec.sources) != 1:
+            continue
+        fingerprints: list[str] = []
+        schedules: dict[str, str] = {}
+        for name in SCHEDULE_NAMES:
+            files = []
+            for seed in PIN_SEEDS:
+                schedule, log = build_schedule(task, name, seed)
+                fingerprints.append(log.fingerprint())
+                files.append(json.dumps(schedule_to_json(schedule, log)))
+            schedules[name] = _digest(*files)
+        pins[task_id] = {"logs": _digest(*fingerprints), "schedules": schedules}
+    return pins
+
+
+def test_multi_source_hazards_leave_single_source_schedules_unchanged() -> None:
+    """Moving events of every feed on multi-source tasks must not change one byte of a
+    single-source task's schedules, or every stored verdict of those tasks would change with it."""
+    pinned = json.loads(PINS.read_text())
+    now = single_source_pins()
+    assert set(pinned) <= set(now), f"pinned tasks gone: {sorted(set(pinned) - set(now))}"
+    logs_changed = [t for t in pinned if pinned[t]["logs"] != now[t]["logs"]]
+    assert not logs_changed, (
+        f"the logs of {logs_changed} changed (a generator or task.yaml did): if intended, "
+        f"re-pin with: {REPIN}"
+    )
+    changed = [
+        f"{task_id}/{name}"
+        for task_id, pin in pinned.items()
+        for name, digest in pin["schedules"].items()
+        if now[task_id]["schedules"].get(name) != digest
+    ]
+    assert not changed, f"schedules of unchanged logs differ: {changed}"
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] != ["--repin"]:
+        raise SystemExit(f"usage: {REPIN}")
+    PINS.parent.mkdir(parents=True, exist_ok=True)
+    PINS.write_text(json.dumps(single_source_pins(), indent=1, sort_keys=True) + "\n")
+    print(f"wrote {PINS}")

@@ -49,7 +49,9 @@ def test_builtin_task_loads_with_its_sql_files(task_id: str) -> None:
     assert task.spec.schema_version == 1
     assert "SELECT" in task.oracle_sql.upper()
     assert task.gold_sql.strip()
-    assert set(task.controls) == {c.file for c in task.spec.controls}
+    assert set(task.controls) == {c.file for c in task.spec.controls} | {
+        r.control for r in task.spec.rules
+    }
     assert all(text.strip() for text in task.controls.values())
     assert task.spec.mode == "create" and task.existing_sql is None
     assert set(task.spec.hazards) <= set(HAZARDS)
@@ -612,3 +614,41 @@ def test_content_hash_ignores_pycache(copy_task) -> None:
     (folder / "__pycache__").mkdir()
     (folder / "__pycache__" / "x.pyc").write_bytes(b"\0\1")
     assert task.content_hash() == before
+
+
+def test_rule_that_does_not_quote_the_description_is_refused(copy_task, edit_spec) -> None:
+    folder = copy_task()
+    (folder / "controls" / "rule.sql").write_text((folder / "gold.sql").read_text())
+    edit_spec(
+        folder,
+        lambda raw: raw.update(
+            rules=[{"rule": "revenue counts refunds", "control": "controls/rule.sql"}]
+        ),
+    )
+    message = _load_error(folder)
+    assert "field 'rules'" in message
+    assert "'revenue counts refunds') is not a quote of the description" in message
+
+
+def test_rule_quotes_the_description_whatever_its_line_breaks(copy_task, edit_spec) -> None:
+    folder = copy_task()
+    (folder / "controls" / "rule.sql").write_text((folder / "gold.sql").read_text())
+    quote = "`revenue` is the sum of the order amounts of that store\n   on that day"
+    edit_spec(
+        folder, lambda raw: raw.update(rules=[{"rule": quote, "control": "controls/rule.sql"}])
+    )
+    task = load_task(folder)
+    assert [r.control for r in task.spec.rules] == ["controls/rule.sql"]
+    assert task.controls["controls/rule.sql"] == task.gold_sql
+    assert "controls/rule.sql" not in {c.file for c in task.spec.controls}
+
+
+def test_rule_control_that_is_also_a_negative_control_is_refused(copy_task, edit_spec) -> None:
+    folder = copy_task()
+    control = "controls/dedup_history_only.sql"
+    edit_spec(
+        folder,
+        lambda raw: raw.update(rules=[{"rule": "one row per store", "control": control}]),
+    )
+    message = _load_error(folder)
+    assert f"rule 0's control {control} is also under 'controls'" in message

@@ -1,14 +1,16 @@
-"""Agreement between graders or annotators: Fleiss' kappa for several, McNemar's test for two.
+"""Agreement between graders or annotators: Fleiss' kappa for several, Cohen's kappa and
+McNemar's test for two.
 
 Used to check a grader against people (or two versions of a grader) on the same items, e.g.
-hand-labelled verdicts against the oracle's. Verified against statsmodels in the tests.
+hand-labelled verdicts against the oracle's, or oracle.sql against oracle.py (audit.py).
+Verified against statsmodels in the tests.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,7 +18,7 @@ import numpy as np
 from arrivalbench.errors import UsageError
 from arrivalbench.stats import sign_test
 
-__all__ = ["McNemar", "fleiss_kappa", "mcnemar"]
+__all__ = ["McNemar", "cohen_kappa", "fleiss_kappa", "mcnemar"]
 
 
 def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float:
@@ -43,6 +45,27 @@ def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float:
     if chance == 1.0:
         return math.nan
     return float((agreement - chance) / (1 - chance))
+
+
+def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
+    """Cohen's kappa of two raters' nominal labels on the same items: (p_o - p_e) / (1 - p_e).
+
+    p_o is the share of items labelled alike; p_e the chance agreement from each rater's own label
+    shares. NaN when p_e is 1 (both raters used one and the same label throughout).
+    """
+    if len(a) != len(b):
+        raise UsageError(
+            f"cohen_kappa needs paired labels of equal length; found {len(a)} and {len(b)}."
+        )
+    if not a:
+        raise UsageError("cohen_kappa needs at least one labelled item; found none.")
+    n = len(a)
+    observed = sum(x == y for x, y in zip(a, b, strict=True)) / n
+    shares_a, shares_b = Counter(a), Counter(b)
+    chance = sum(shares_a[label] * shares_b[label] for label in shares_a) / (n * n)
+    if chance == 1.0:
+        return math.nan
+    return (observed - chance) / (1 - chance)
 
 
 @dataclass(frozen=True)

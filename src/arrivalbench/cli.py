@@ -463,6 +463,124 @@ def gate(
         raise typer.Exit(1)
 
 
+@app.command()
+def audit(
+    task_ids: Annotated[
+        str | None, typer.Option("--tasks", help="Comma-separated task ids (default: all).")
+    ] = None,
+    extra_seeds: Annotated[
+        int | None,
+        typer.Option(
+            "--seeds",
+            help="Seeds audited besides --seed, derived from ('audit', i) (default: 5).",
+            callback=_at_least(0),
+        ),
+    ] = None,
+    seed: Annotated[
+        int,
+        typer.Option(
+            "--seed",
+            help="Base seed (0 to 2**63 - 1): its visible and hidden logs are audited first.",
+            callback=_check_seed,
+        ),
+    ] = DEFAULT_SEED,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            help="Tasks audited in parallel (default: one per core).",
+            callback=_at_least(1, "; leave it out for one per core"),
+        ),
+    ] = None,
+    suite_dir: SuiteDirOpt = None,
+) -> None:
+    """Check each task's second oracle (oracle.py) against oracle.sql on the visible and hidden logs
+    of several seeds; exits 1 when any task disagrees or has no oracle.py."""
+    import math
+    import os
+
+    from rich.markup import escape
+
+    from arrivalbench.audit import (
+        EXTRA_SEEDS,
+        TaskAudit,
+        audit_seeds,
+        audit_suite,
+        gated_seeds,
+        load_python_oracle,
+    )
+    from arrivalbench.spec import get_task, load_suite
+
+    extra_seeds = EXTRA_SEEDS if extra_seeds is None else extra_seeds
+    use_suite(suite_dir)
+    ids = _task_list("--tasks", task_ids)
+    if ids:
+        chosen = [get_task(t) for t in ids]
+        for task in chosen:  # a task named on purpose must have a usable oracle.py: exit 2
+            load_python_oracle(task)
+    else:
+        chosen = list(load_suite().values())
+    seeds, gated = audit_seeds(extra_seeds, seed), gated_seeds(seed)
+    started = time.perf_counter()
+    results = audit_suite(chosen, seeds, gated, jobs=jobs or os.cpu_count() or 1)
+    seconds = time.perf_counter() - started
+    agreeing = sum(r.agrees for r in results)
+    without = sum(r.error is not None for r in results)
+    logs = sum(len(r.logs) for r in results)
+
+    def kappa(value: float | None) -> str:
+        return "n/a" if value is None or math.isnan(value) else f"{value:.3f}"
+
+    if as_json:
+        summary = {
+            "tasks": len(results),
+            "agree": agreeing,
+            "disagree": len(results) - agreeing - without,
+            "oracle_py_unusable": without,
+            "logs": logs,
+            "seconds": round(seconds, 1),
+        }
+        document = {
+            "seeds": seeds,
+            "gated_seeds": gated,
+            "summary": summary,
+            "tasks": [r.to_json() for r in results],
+        }
+        sys.stdout.write(json.dumps(document, indent=1, default=str) + "\n")
+    else:
+        table = Table(
+            title=f"audit: oracle.py against oracle.sql, seeds {', '.join(map(str, seeds))}"
+        )
+        for col in ("task", "logs", "agree", "kappa", "first disagreement"):
+            table.add_column(col, overflow="fold")
+
+        def mark(result: TaskAudit) -> str:
+            agreed = sum(log.equal for log in result.logs)
+            style = "green" if result.agrees else "bold red"
+            return f"[{style}]{agreed}/{len(result.logs)}[/]"
+
+        for r in results:
+            first = escape(r.first_disagreement or "")
+            table.add_row(r.task_id, str(len(r.logs)), mark(r), kappa(r.kappa), first)
+        out.print(table)
+        summary_table = Table(title="audit summary")
+        for col in ("tasks", "agree", "disagree", "no usable oracle.py", "logs", "seconds"):
+            summary_table.add_column(col)
+        summary_table.add_row(
+            str(len(results)),
+            str(agreeing),
+            str(len(results) - agreeing - without),
+            str(without),
+            str(logs),
+            f"{seconds:.1f}",
+        )
+        out.print(summary_table)
+    if agreeing < len(results):
+        raise typer.Exit(1)
+
+
 @app.command("new-task")
 def new_task_command(
     name: Annotated[str, typer.Argument(help="Task id: lower-case letters, digits, underscores.")],
@@ -494,6 +612,11 @@ def new_task_command(
     where = "" if builtin else f" --suite-dir {shlex.quote(str(target))}"
     out.print(
         f"check it with: arrivalbench gate{where} --tasks {name}", highlight=False, soft_wrap=True
+    )
+    out.print(
+        f"check its second oracle (oracle.py) with: arrivalbench audit{where} --tasks {name}",
+        highlight=False,
+        soft_wrap=True,
     )
 
 

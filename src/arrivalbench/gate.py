@@ -9,6 +9,8 @@
   in order, since a pipeline that is wrong anyway tells nothing about the hazard;
 - an order-sensitive task declares out_of_order (and so earns it by the rule above);
 - the oracle is unambiguous: no repeated key, the same result on shuffled input, on two seeds;
+- every stated rule's control (the gold with only that rule broken) fails some schedule, so the
+  data exercises the rule;
 - a modify or repair task's existing pipeline does not already pass the snapshot;
 - the description carries no hazard vocabulary.
 """
@@ -144,6 +146,8 @@ def gate_task(task: Task, grader: Grader) -> TaskGate:
                     f"{role} must pass this {kind}: {_describe(entry)}{hint}", name, schedule_name
                 )
 
+    _check_rules(task, grader, schedules, result, violate)
+
     if task.existing_sql is not None and task.spec.mode in ("modify", "repair"):
         try:
             record, _ = grader.grade(
@@ -232,6 +236,47 @@ def _earns(verdicts: dict[str, dict[str, object]], hazard: str) -> bool:
     in_order = verdicts.get("in_order_stream", {}).get("verdict")
     under = verdicts.get(hazard, {}).get("verdict")
     return in_order == "PASS" and (under == "FAIL" or (hazard in LOUD and under == "ERROR"))
+
+
+def _check_rules(
+    task: Task,
+    grader: Grader,
+    schedules: list[str],
+    result: TaskGate,
+    violate: Callable[..., None],
+) -> None:
+    """Each stated rule's control must be caught somewhere: if it passes every schedule, the task's
+    data never exercises the rule, and a pipeline that breaks it would be graded correct.
+
+    A FAIL anywhere counts (the snapshot is enough); an ERROR counts only beside a PASS, since a
+    control that raises everywhere is broken rather than caught.
+    """
+    for rule in task.spec.rules:
+        name = rule.control
+        try:
+            record, _ = grader.grade(
+                task, task.controls[name], schedules, where=str(task.folder / name)
+            )
+        except ArrivalBenchError as exc:
+            violate(str(exc), artifact=name)
+            continue
+        verdicts = {s: v["verdict"] for s, v in record["verdicts"].items()}
+        result.verdicts[name] = verdicts
+        seen = set(verdicts.values())
+        if seen == {"PASS"}:
+            violate(
+                f"rule control passes every schedule, so the data never exercises the rule "
+                f"{rule.rule!r}; turn on the generator's edge-case parameter for it "
+                "(docs/task-authoring.md, 'Stated rules and edge cases') or fix the control",
+                artifact=name,
+            )
+        elif seen == {"ERROR"}:
+            first = record["verdicts"][schedules[0]]
+            violate(
+                f"rule control raises on every schedule, so it shows nothing about the rule "
+                f"{rule.rule!r}: {_describe(first)}",
+                artifact=name,
+            )
 
 
 _GRADER: Grader | None = None

@@ -1,8 +1,8 @@
 """`arrivalbench new-task NAME`: a new task folder that already passes the gate, to edit from.
 
-The scaffold is a small working task (events per day over the chosen generator's log, with a
-negative control that earns each declared hazard), so an author changes a task that works rather
-than filling in blanks.
+The scaffold is a small working task (events per day over the chosen generator's log, with its
+second oracle in oracle.py and a negative control that earns each declared hazard), so an author
+changes a task that works rather than filling in blanks.
 It is written only into a folder the author names: writing into the installed suite would
 silently change the suite hash of every later run, so that takes `--builtin`, in a source
 checkout only.
@@ -58,6 +58,27 @@ SELECT CAST(ts_event AS DATE) AS day, COUNT(*) AS events
 FROM {source}
 GROUP BY ALL
 """
+ORACLE_PY = '''\
+"""Events per day: one row per calendar day (the date of `ts_event`) with its number of events.
+
+The task's second oracle, written from the description and never from oracle.sql: `arrivalbench
+audit --tasks {name}` checks that the two agree. Edit it together with the description.
+"""
+
+from collections import Counter
+
+import pyarrow as pa
+
+
+def oracle(tables: dict[str, pa.Table]) -> pa.Table:
+    events = Counter(event["ts_event"].date() for event in tables["{source}"].to_pylist())
+    return pa.table(
+        {{
+            "day": pa.array(list(events), pa.date32()),
+            "events": pa.array(list(events.values()), pa.int64()),
+        }}
+    )
+'''
 GOLD = """\
 -- Keep every event once, then derive the target from that history.
 CREATE TABLE IF NOT EXISTS {source}_history (event_id BIGINT PRIMARY KEY, ts_event TIMESTAMP);
@@ -215,6 +236,7 @@ def new_task(name: str, mode: str = "create", generator: str = "sales", *, suite
     files = {
         "task.yaml": TASK_YAML,
         "oracle.sql": ORACLE,
+        "oracle.py": ORACLE_PY,
         "gold.sql": GOLD,
         "controls/dedup_history_only.sql": CONTROL_DEDUP,
         "controls/broken_watermark_drop.sql": CONTROL_WATERMARK,

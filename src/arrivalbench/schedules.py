@@ -102,7 +102,14 @@ class Schedule:
         return sum(len(d.rows) for d in self.deliveries)
 
     def bites(self) -> bool:
-        """True when the schedule changed delivery (used by the gate for declared hazards)."""
+        """True when the schedule changed delivery (used by the gate for declared hazards).
+
+        A hazard that reports per-feed counts (`moved_events.<feed>`, multi-source logs) bites
+        only when it moved events of every feed: a fact feed left in order is a blind spot.
+        """
+        per_feed = [v for k, v in self.perturbation.items() if k.startswith("moved_events.")]
+        if per_feed and min(per_feed) == 0:
+            return False
         return any(v > 0 for v in self.perturbation.values())
 
 
@@ -142,6 +149,43 @@ def _schedule(name: str, log: Log, seed: int, batches: list[list[int]], **kw: ob
     )
 
 
+@dataclass(frozen=True)
+class _Feed:
+    """One source's share of the spine, perturbed with a generator of its own."""
+
+    name: str
+    mine: np.ndarray
+    """Per spine event: whether it belongs to this feed."""
+    rng: np.random.Generator
+    keyed: bool
+
+
+def _feeds(log: Log, hazard: str, seed: int, r: np.random.Generator) -> list[_Feed]:
+    """The feeds a hazard perturbs one by one, so it moves events of every feed.
+
+    A single-source log is one feed drawing from the schedule's own generator `r`, exactly as
+    before feeds existed (its schedules, and so its stored verdicts, are unchanged); each feed of
+    a multi-source log draws from a generator of its own, derived from the hazard, the seed and
+    the feed's name.
+    """
+    if len(log.sources) == 1:
+        return [_Feed(log.source.name, np.ones(log.n, dtype=bool), r, bool(log.source.entity_key))]
+    return [
+        _Feed(spec.name, log.spine.source == i, rng(hazard, seed, spec.name), bool(spec.entity_key))
+        for i, spec in enumerate(log.sources)
+    ]
+
+
+def _per_feed(log: Log, feeds: list[_Feed], rows: object) -> dict[str, int]:
+    """`moved_events.<feed>` counts of a multi-source log ({} for a single source, whose
+    perturbation keeps the keys it always had)."""
+    if len(feeds) == 1:
+        return {}
+    chosen = np.zeros(log.n, dtype=bool)
+    chosen[np.fromiter(rows, dtype=np.int64)] = True
+    return {f"moved_events.{f.name}": int((chosen & f.mine).sum()) for f in feeds}
+
+
 def snapshot(log: Log, seed: int) -> Schedule:
     """The visible log as one batch in canonical order: the test the agent sees."""
     return _schedule("snapshot", log, seed, [list(range(log.n))])
@@ -158,25 +202,36 @@ def in_order_stream(log: Log, seed: int) -> Schedule:
 
 
 def late_arrival(log: Log, seed: int) -> Schedule:
-    """Some events arrive one or two batches late; a deep tail from early batches arrives only at the end."""
+    """Some events arrive one or two batches late; a deep tail from early batches arrives only at the end.
+
+    Each feed of a multi-source log loses its own share, so facts and dimensions are both late.
+    """
     r = rng("late_arrival", seed)
     base = _chunks(log.n)
     last = len(base) - 1
     batch_of = {row: b for b, rows in enumerate(base) for row in rows}
-    eligible = np.array([row for rows in base[:-1] for row in rows], dtype=np.int64)
-    early = eligible[eligible < log.n // 2]
-    deep_n = max(1, round(0.05 * len(eligible))) if len(early) else 0
-    deep = (
-        set(map(int, r.choice(early, size=min(deep_n, len(early)), replace=False)))
-        if deep_n
-        else set()
-    )
-    rest = np.array([row for row in eligible if row not in deep], dtype=np.int64)
-    moderate_n = min(len(rest), max(1, round(0.15 * len(eligible)))) if len(rest) else 0
-    moderate = r.choice(rest, size=moderate_n, replace=False) if moderate_n else []
-    arrives = {row: last for row in deep}
-    for row in map(int, moderate):
-        arrives[row] = min(last, batch_of[row] + int(r.integers(1, 3)))
+    feeds = _feeds(log, "late_arrival", seed, r)
+    arrives: dict[int, int] = {}
+    deep_total = 0
+    for feed in feeds:
+        fr = feed.rng
+        eligible = np.array(
+            [row for rows in base[:-1] for row in rows if feed.mine[row]], dtype=np.int64
+        )
+        early = eligible[eligible < log.n // 2]
+        deep_n = max(1, round(0.05 * len(eligible))) if len(early) else 0
+        deep = (
+            set(map(int, fr.choice(early, size=min(deep_n, len(early)), replace=False)))
+            if deep_n
+            else set()
+        )
+        rest = np.array([row for row in eligible if row not in deep], dtype=np.int64)
+        moderate_n = min(len(rest), max(1, round(0.15 * len(eligible)))) if len(rest) else 0
+        moderate = fr.choice(rest, size=moderate_n, replace=False) if moderate_n else []
+        arrives.update({row: last for row in deep})
+        for row in map(int, moderate):
+            arrives[row] = min(last, batch_of[row] + int(fr.integers(1, 3)))
+        deep_total += len(deep)
     batches = [[row for row in rows if row not in arrives] for rows in base]
     for row in sorted(arrives):
         batches[arrives[row]].append(row)
@@ -185,7 +240,11 @@ def late_arrival(log: Log, seed: int) -> Schedule:
         log,
         seed,
         batches,
-        perturbation={"late_events": len(arrives), "deep_tail_events": len(deep)},
+        perturbation={
+            "late_events": len(arrives),
+            "deep_tail_events": deep_total,
+            **_per_feed(log, feeds, arrives),
+        },
     )
 
 
@@ -196,12 +255,52 @@ def _same_key_pairs(log: Log, key: np.ndarray) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in zip(order[:-1][same], order[1:][same], strict=True)]
 
 
+def _keyed_moves(
+    r: np.random.Generator, pairs: list[tuple[int, int]], batch_of: dict[int, int], batches: int
+) -> tuple[dict[int, int], list[tuple[int, int]]]:
+    """Older updates placed behind newer ones of the same entity: a batch later or later in the
+    same batch. Returns the moved rows' batches and the (older, newer) pairs sharing a batch."""
+    moved: dict[int, int] = {}
+    within_pairs: list[tuple[int, int]] = []
+    taken: set[int] = set()
+    for idx in r.permutation(len(pairs)):
+        older, newer = pairs[idx]
+        if older in taken or newer in taken:
+            continue
+        taken.update((older, newer))
+        if batch_of[newer] < batches - 1 and r.random() < 0.5:
+            moved[older] = (
+                batch_of[newer] + 1
+            )  # the older update arrives a batch after the newer one
+        else:
+            moved[older] = batch_of[newer]
+            within_pairs.append((older, newer))
+    return moved, within_pairs
+
+
+def _neighbour_swaps(r: np.random.Generator, base: list[list[int]]) -> dict[int, int]:
+    """A tenth of each batch moves to the next one and a tenth of the next moves back, so older
+    events arrive after newer ones across batches (what a watermark trips on)."""
+    moved: dict[int, int] = {}
+    for b in range(len(base) - 1):
+        if not base[b] or not base[b + 1]:
+            continue  # a feed with no events in one of the two batches: nothing to swap
+        k = max(1, len(base[b]) // 10)
+        for row in r.choice(base[b], size=min(k, len(base[b])), replace=False):
+            moved[int(row)] = b + 1
+        for row in r.choice(base[b + 1], size=min(k, len(base[b + 1])), replace=False):
+            if int(row) not in moved:
+                moved[int(row)] = b
+    return moved
+
+
 def out_of_order(log: Log, seed: int) -> Schedule:
     """Arrival order differs from event order, across batches and within them.
 
     With an entity key, older updates of an entity arrive after newer ones: some in a later batch,
     others later within the same batch. Without one, events swap between neighbouring batches and
-    every batch arrives shuffled.
+    every batch arrives shuffled. Each feed of a multi-source log is reordered by its own rule, so
+    a fact feed without a key has older facts arriving behind newer ones too.
     """
     r = rng("out_of_order", seed)
     base = _chunks(log.n)
@@ -209,30 +308,17 @@ def out_of_order(log: Log, seed: int) -> Schedule:
     moved: dict[int, int] = {}
     within_pairs: list[tuple[int, int]] = []
     keys = log.entity_keys()
-    if keys is not None:
-        pairs = _same_key_pairs(log, keys)
-        picks = r.permutation(len(pairs))
-        taken: set[int] = set()
-        for idx in picks:
-            older, newer = pairs[idx]
-            if older in taken or newer in taken:
-                continue
-            taken.update((older, newer))
-            if batch_of[newer] < len(base) - 1 and r.random() < 0.5:
-                moved[older] = (
-                    batch_of[newer] + 1
-                )  # the older update arrives a batch after the newer one
-            else:
-                moved[older] = batch_of[newer]
-                within_pairs.append((older, newer))
-    else:
-        for b in range(len(base) - 1):
-            k = max(1, len(base[b]) // 10)
-            for row in r.choice(base[b], size=min(k, len(base[b])), replace=False):
-                moved[int(row)] = b + 1
-            for row in r.choice(base[b + 1], size=min(k, len(base[b + 1])), replace=False):
-                if int(row) not in moved:
-                    moved[int(row)] = b
+    feeds = _feeds(log, "out_of_order", seed, r)
+    for feed in feeds:
+        if feed.keyed and keys is not None:
+            pairs = [p for p in _same_key_pairs(log, keys) if feed.mine[p[0]]]
+            feed_moved, feed_within = _keyed_moves(feed.rng, pairs, batch_of, len(base))
+            within_pairs += feed_within
+        else:
+            feed_moved = _neighbour_swaps(
+                feed.rng, [[row for row in rows if feed.mine[row]] for rows in base]
+            )
+        moved.update(feed_moved)
     batches: list[list[int]] = [[] for _ in base]
     for row in range(log.n):
         batches[moved.get(row, batch_of[row])].append(row)
@@ -243,7 +329,7 @@ def out_of_order(log: Log, seed: int) -> Schedule:
         i, j = rows.index(older), rows.index(newer)
         if i < j:
             rows[i], rows[j] = rows[j], rows[i]
-    cross = sum(1 for row, b in moved.items() if b != batch_of[row])
+    across = [row for row, b in moved.items() if b != batch_of[row]]
     within = sum(1 for rows in arrival for a, b in pairwise(rows) if b < a)
     return _schedule(
         "out_of_order",
@@ -251,9 +337,10 @@ def out_of_order(log: Log, seed: int) -> Schedule:
         seed,
         arrival,
         perturbation={
-            "cross_batch_moves": cross,
+            "cross_batch_moves": len(across),
             "within_batch_inversions": within,
             "same_key_within_batch": len(within_pairs),
+            **_per_feed(log, feeds, across),
         },
     )
 
@@ -321,31 +408,51 @@ def crash_retry(log: Log, seed: int) -> Schedule:
 
 
 def backfill(log: Log, seed: int) -> Schedule:
-    """A past day is redelivered whole, releasing events that were withheld from its first delivery."""
+    """A past day is redelivered whole, releasing events that were withheld from its first delivery.
+
+    On a multi-source log the day is one where every feed has events to repeat and to withhold,
+    and each feed withholds its own share.
+    """
     r = rng("backfill", seed)
     base = _chunks(log.n)
     day = log.ts_micros() // 86_400_000_000
-    days, counts = np.unique(day[: max(1, log.n // 2)], return_counts=True)
-    candidates = days[counts >= 2] if (counts >= 2).any() else days
+    feeds = _feeds(log, "backfill", seed, r)
+    half = slice(0, max(1, log.n // 2))
+    days = np.unique(day[half])
+    enough = np.ones(len(days), dtype=bool)
+    for feed in feeds:
+        of_feed = day[half][feed.mine[half]]
+        enough &= np.array([(of_feed == d).sum() >= 2 for d in days], dtype=bool)
+    candidates = days[enough] if enough.any() else days
     chosen = int(r.choice(candidates))
     partition = [int(i) for i in np.flatnonzero(day == chosen)]
-    n_withheld = max(1, round(0.3 * len(partition)))
-    withheld = set(
-        map(int, r.choice(partition, size=min(n_withheld, len(partition) - 1 or 1), replace=False))
-    )
+    withheld: set[int] = set()
+    for feed in feeds:
+        part = [row for row in partition if feed.mine[row]]
+        if not part:
+            continue
+        n_withheld = max(1, round(0.3 * len(part)))
+        size = min(n_withheld, len(part) - 1 or 1)
+        withheld |= set(map(int, feed.rng.choice(part, size=size, replace=False)))
     batch_of = {row: b for b, rows in enumerate(base) for row in rows}
     after = min(len(base) - 1, max(batch_of[row] for row in partition) + 2)
     batches = [[row for row in rows if row not in withheld] for rows in base]
     batches.insert(after + 1, partition)
     batches = [rows for rows in batches if rows]
+    redelivered = [row for row in partition if row not in withheld]
+    per_feed = _per_feed(log, feeds, withheld)
+    if per_feed:
+        repeated = _per_feed(log, feeds, redelivered)
+        per_feed |= {k.replace("moved_", "redelivered_"): v for k, v in repeated.items()}
     return _schedule(
         "backfill",
         log,
         seed,
         batches,
         perturbation={
-            "redelivered_events": len(partition) - len(withheld),
+            "redelivered_events": len(redelivered),
             "released_events": len(withheld),
+            **per_feed,
         },
     )
 

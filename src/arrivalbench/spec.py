@@ -155,6 +155,22 @@ class ControlSpec(_Strict):
     fails: list[Hazard]
 
 
+class RuleSpec(_Strict):
+    """A rule the description states, and a *rule control*: the gold with only that rule broken.
+
+    The gate requires the control to FAIL some schedule, which shows the task's data exercises
+    the rule. A rule control is not a negative control: it may fail the snapshot.
+    """
+
+    rule: str = Field(min_length=1)
+    """The rule, quoted from the description (whitespace aside)."""
+    control: str = Field(pattern=r"^controls/[A-Za-z0-9_\-]+\.sql$")
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
 class TaskSpec(_Strict):
     schema_version: Literal[1] = 1
     id: Identifier
@@ -174,6 +190,8 @@ class TaskSpec(_Strict):
     target: TargetSpec
     hazards: list[Hazard]
     controls: list[ControlSpec] = Field(default_factory=list)
+    rules: list[RuleSpec] = Field(default_factory=list)
+    """Stated rules of the description, each with a rule control (see RuleSpec)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -223,6 +241,31 @@ class TaskSpec(_Strict):
                 )
         return controls
 
+    @field_validator("rules")
+    @classmethod
+    def _rules_quote_the_text(cls, rules: list[RuleSpec], info: ValidationInfo) -> list[RuleSpec]:
+        description = _words(info.data.get("description") or "")
+        negative = {c.file for c in info.data.get("controls") or ()}
+        seen: set[str] = set()
+        for i, rule in enumerate(rules):
+            if _words(rule.rule) not in description:
+                raise ValueError(
+                    f"rule {i} ({rule.rule!r}) is not a quote of the description; quote the "
+                    "words of the description that state the rule"
+                )
+            if rule.control in negative:
+                raise ValueError(
+                    f"rule {i}'s control {rule.control} is also under 'controls'; a rule control "
+                    "breaks a stated rule and may fail the snapshot, so give it its own file"
+                )
+            if rule.control in seen:
+                raise ValueError(
+                    f"rule {i}'s control {rule.control} is another rule's control too; a rule "
+                    "control breaks exactly one rule"
+                )
+            seen.add(rule.control)
+        return rules
+
 
 @dataclass(frozen=True)
 class Task:
@@ -233,6 +276,7 @@ class Task:
     oracle_sql: str
     gold_sql: str
     controls: dict[str, str]
+    """Every control's text by file: the negative controls and the rule controls."""
     existing_sql: str | None
 
     @property
@@ -271,6 +315,7 @@ def _model_at(loc: tuple[object, ...]) -> type[BaseModel] | None:
         ("sources", "generator"): GeneratorSpec,
         ("target",): TargetSpec,
         ("controls",): ControlSpec,
+        ("rules",): RuleSpec,
     }
     return models.get(tuple(names[:-1]))
 
@@ -351,6 +396,9 @@ def load_task(folder: Path) -> Task:
             field = "source" if len(spec.sources) == 1 else f"sources.{i}"
             raise SpecError(f"{spec_path}: field '{field}.generator': {exc}") from None
     controls = {c.file: _read_text(folder / c.file, f"control {c.file}") for c in spec.controls}
+    controls |= {
+        r.control: _read_text(folder / r.control, f"rule control {r.control}") for r in spec.rules
+    }
     existing_path = folder / "existing.sql"
     if spec.mode in ("modify", "repair"):
         existing = _read_text(existing_path, "existing.sql (required for modify and repair tasks)")

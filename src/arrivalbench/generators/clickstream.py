@@ -1,10 +1,16 @@
-"""Clickstream: users' page events in bursts (visits) separated by idle gaps, with funnel actions."""
+"""Clickstream: users' page events in bursts (visits) separated by idle gaps, with funnel actions.
+
+Edge cases (off by default, so a task's log changes only when it asks), for a rule stated on the
+gap between a user's consecutive events: `boundary_gaps` sets a share of those gaps to exactly
+`boundary_seconds`, `equal_timestamps` a share to zero (the event shares its predecessor's time).
+Every later event of that user shifts with it, so every other gap stays as it was.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from arrivalbench.generators import Generator, register, ts_array
 
@@ -23,6 +29,17 @@ class ClickstreamParams(BaseModel):
     """Mean time between two events of one visit; visits start at uniform times over the days."""
     add_to_cart_share: float = Field(0.2, ge=0.0, le=1.0)
     purchase_share: float = Field(0.08, ge=0.0, le=1.0)
+    boundary_gaps: float = Field(0.0, ge=0.0, le=1.0)
+    """Share of a user's gaps between consecutive events set to exactly `boundary_seconds`."""
+    boundary_seconds: int = Field(1800, ge=1)
+    equal_timestamps: float = Field(0.0, ge=0.0, le=1.0)
+    """Share of a user's events stamped with exactly the time of that user's previous event."""
+
+    @model_validator(mode="after")
+    def _shares(self) -> ClickstreamParams:
+        if self.boundary_gaps + self.equal_timestamps > 1:
+            raise ValueError("boundary_gaps + equal_timestamps must be at most 1")
+        return self
 
 
 def _columns(_: ClickstreamParams) -> dict[str, str]:
@@ -50,12 +67,40 @@ def _build(p: ClickstreamParams, random: np.random.Generator) -> dict[str, pa.Ar
     action = np.where(
         draw < p.purchase_share, 2, np.where(draw < p.purchase_share + p.add_to_cart_share, 1, 0)
     )
+    pages = PAGES[random.integers(0, len(PAGES), n)]
+    ts = visit_start[visit_of] + offsets
+    users = visit_user[visit_of]
+    if p.boundary_gaps or p.equal_timestamps:  # drawn last: the other columns stay as they were
+        ts = _edge_gaps(p, random, ts, users)
     return {
-        "ts_event": ts_array(visit_start[visit_of] + offsets),
-        "user_id": pa.array(visit_user[visit_of], pa.int32()),
-        "page": pa.array(PAGES[random.integers(0, len(PAGES), n)], pa.string()),
+        "ts_event": ts_array(ts),
+        "user_id": pa.array(users, pa.int32()),
+        "page": pa.array(pages, pa.string()),
         "action": pa.array(ACTIONS[action], pa.string()),
     }
+
+
+def _edge_gaps(
+    p: ClickstreamParams, random: np.random.Generator, ts: np.ndarray, users: np.ndarray
+) -> np.ndarray:
+    """Set a share of each user's gaps to the boundary and a share to zero, keeping the others."""
+    order = np.lexsort((ts, users))
+    sorted_ts, sorted_users = ts[order], users[order]
+    first = np.r_[True, sorted_users[1:] != sorted_users[:-1]]
+    gaps = np.diff(sorted_ts, prepend=sorted_ts[0])
+    draw = random.random(len(ts))
+    gaps = np.where(draw < p.boundary_gaps, p.boundary_seconds * 1_000_000, gaps)
+    gaps = np.where(
+        (draw >= p.boundary_gaps) & (draw < p.boundary_gaps + p.equal_timestamps), 0, gaps
+    )
+    gaps[first] = 0
+    # Each user's times restart from their first event: the cumulative sum less what came before.
+    total = np.cumsum(gaps)
+    base = np.maximum.accumulate(np.where(first, np.arange(len(ts)), 0))
+    shifted = sorted_ts[base] + total - total[base]
+    out = np.empty_like(ts)
+    out[order] = shifted
+    return out
 
 
 register(Generator(kind="clickstream", params=ClickstreamParams, columns=_columns, build=_build))

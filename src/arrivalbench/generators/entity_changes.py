@@ -2,6 +2,11 @@
 
 Versions count an entity's events in canonical order (event time, ties by event id), so they are
 assigned in `_finish`, after make_log has fixed that order.
+
+Edge cases (off by default, so a task's log changes only when it asks): `last_tie_share` stamps
+the last event of a share of entities with exactly the time of the one before, so the entity's
+current state is decided by the stated tie-break (the event ids are random, so either of the two
+may win), not by the time alone.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ class EntityChangesParams(BaseModel):
     """Share of events stamped with exactly the same time as the entity's previous event."""
     delete_share: float = Field(0.0, ge=0.0, le=0.5)
     """Share of non-first events that are deletes (op = 'delete')."""
+    last_tie_share: float = Field(0.0, ge=0.0, le=1.0)
+    """Share of entities with two or more events whose last two events share one time."""
 
 
 def _columns(p: EntityChangesParams) -> dict[str, str]:
@@ -58,7 +65,24 @@ def _build(p: EntityChangesParams, random: np.random.Generator) -> dict[str, pa.
         )
     columns["amount"] = cents_to_decimal(random.integers(0, 100_000, n))
     columns["delete_draw"] = pa.array(random.random(n))
+    if p.last_tie_share > 0:  # drawn last: the other columns stay as they were
+        columns["ts_event"] = ts_array(_tie_last_two(p, random, ts, entity))
     return columns
+
+
+def _tie_last_two(
+    p: EntityChangesParams, random: np.random.Generator, ts: np.ndarray, entity: np.ndarray
+) -> np.ndarray:
+    """Give the last event of a share of entities the time of the entity's previous event."""
+    order = np.lexsort((ts, entity))
+    sorted_entity = entity[order]
+    last = np.r_[sorted_entity[1:] != sorted_entity[:-1], True]
+    has_previous = np.r_[False, sorted_entity[1:] == sorted_entity[:-1]]
+    chosen = np.flatnonzero(last & has_previous)
+    chosen = chosen[random.random(len(chosen)) < p.last_tie_share]
+    ts = ts.copy()
+    ts[order[chosen]] = ts[order[chosen - 1]]
+    return ts
 
 
 def _finish(p: EntityChangesParams, columns: dict[str, pa.Array]) -> dict[str, pa.Array]:
