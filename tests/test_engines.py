@@ -55,3 +55,16 @@ def test_regression_grade_refuses_unbounded_limits_with_one_line(tmp_path, optio
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and option[0] in lines[0] and "Traceback" not in done.stderr
+
+
+def test_regression_the_replay_command_carries_every_limit_that_is_not_the_default():
+    """The printed replay command dropped --replay-timeout and --max-script-bytes, so a verdict
+    graded under other limits replayed under the defaults."""
+    from arrivalbench.grade import replay_command
+
+    limits = Limits(statement_timeout=3.0, replay_timeout=30.0, max_script_bytes=5000)
+    command = replay_command("daily_revenue", "late_arrival", 7, "p.sql", limits)
+    assert "--statement-timeout 3 " in command + " "
+    assert "--replay-timeout 30" in command and "--max-script-bytes 5000" in command
+    assert "--memory-limit" not in command
+    assert replay_command("daily_revenue", "snapshot", 7, "p.sql", Limits()).endswith("--seed 7")

@@ -223,8 +223,10 @@ def replay_command(
     if seed_file is not None:
         command += f" --seed-file {seed_file}"
     default = Limits()
-    if limits is not None and limits.statement_timeout != default.statement_timeout:
-        command += f" --statement-timeout {limits.statement_timeout:g}"
-    if limits is not None and limits.memory_limit != default.memory_limit:
-        command += f" --memory-limit {limits.memory_limit}"
+    if limits is not None:
+        for name in ("statement_timeout", "memory_limit", "replay_timeout", "max_script_bytes"):
+            value = getattr(limits, name)
+            if value != getattr(default, name):
+                shown = f"{value:g}" if isinstance(value, float) else str(value)
+                command += f" --{name.replace('_', '-')} {shown}"
     return command
