@@ -302,15 +302,6 @@ def audit_suite(
             if on_task:
                 on_task(results[-1])
         return results
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from arrivalbench.gate import per_task_pool
 
-    context = multiprocessing.get_context("forkserver")
-    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context) as pool:
-        futures = [pool.submit(_audit_in_worker, task, seeds, gated) for task in tasks]
-        results = []
-        for future in futures:
-            results.append(future.result())
-            if on_task:
-                on_task(results[-1])
-    return results
+    return per_task_pool(_audit_in_worker, [(task, seeds, gated) for task in tasks], jobs, on_task)

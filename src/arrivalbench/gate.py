@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from arrivalbench.baselines import BASELINES, baseline_script
 from arrivalbench.errors import ArrivalBenchError
@@ -29,6 +30,8 @@ from arrivalbench.oracle import oracle_defects
 from arrivalbench.schedules import BENIGN, default_schedules
 from arrivalbench.seeds import PrivateSeed
 from arrivalbench.spec import LOUD, Task
+
+Result = TypeVar("Result")
 
 ORACLE_SEEDS = 2
 """Number of hidden logs (base seeds) on which the oracle's stability is checked."""
@@ -310,15 +313,29 @@ def gate_suite(
                 if on_task:
                     on_task(results[-1])
         return results
+    return per_task_pool(_gate_in_worker, [(task, seed, private) for task in tasks], jobs, on_task)
+
+
+def per_task_pool(
+    function: Callable[..., Result],
+    calls: list[tuple[Any, ...]],
+    jobs: int,
+    on_result: Callable[[Result], None] | None = None,
+) -> list[Result]:
+    """`function(*call)` for every call on a forkserver pool of `jobs` workers (each exits with
+    its parent), results in the order given; the suite checks (gate, audit) run a task per call."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    from arrivalbench.sandbox import die_with_parent
+
     context = multiprocessing.get_context("forkserver")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        futures = [pool.submit(_gate_in_worker, task, seed, private) for task in tasks]
+    workers = max(1, min(jobs, len(calls)))
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=die_with_parent) as pool:
+        futures = [pool.submit(function, *call) for call in calls]
         results = []
         for future in futures:
             results.append(future.result())
-            if on_task:
-                on_task(results[-1])
+            if on_result:
+                on_result(results[-1])
     return results
