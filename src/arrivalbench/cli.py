@@ -91,6 +91,15 @@ WorkersOpt = Annotated[
         callback=_at_least(1, "; leave it out for one per core"),
     ),
 ]
+JobsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        help="Tasks checked in parallel (default: one per core).",
+        callback=_at_least(1, "; leave it out for one per core"),
+    ),
+]
 SeedFileOpt = Annotated[
     Path | None,
     typer.Option(
@@ -388,15 +397,7 @@ def gate(
     matrix: Annotated[
         bool, typer.Option("--matrix", help="Also print each task's verdict matrix.")
     ] = False,
-    jobs: Annotated[
-        int | None,
-        typer.Option(
-            "--jobs",
-            "-j",
-            help="Tasks gated in parallel (default: one per core).",
-            callback=_at_least(1, "; leave it out for one per core"),
-        ),
-    ] = None,
+    jobs: JobsOpt = None,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
 ) -> None:
@@ -485,15 +486,7 @@ def audit(
         ),
     ] = DEFAULT_SEED,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
-    jobs: Annotated[
-        int | None,
-        typer.Option(
-            "--jobs",
-            "-j",
-            help="Tasks audited in parallel (default: one per core).",
-            callback=_at_least(1, "; leave it out for one per core"),
-        ),
-    ] = None,
+    jobs: JobsOpt = None,
     suite_dir: SuiteDirOpt = None,
 ) -> None:
     """Check each task's second oracle (oracle.py) against oracle.sql on the visible and hidden logs
