@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from arrivalbench.guards import (
+from arrivalbench.analysis.guards import (
     GuardSplit,
     artifact_idioms,
     guard_sign_test,
     guard_split,
     idiom_table,
 )
-from arrivalbench.idioms import FEATURES, Idioms
+from arrivalbench.analysis.idioms import FEATURES, Idioms
+from arrivalbench.analysis.stats import CellOutcome, run_outcomes
 from arrivalbench.spec import get_task
-from arrivalbench.stats import CellOutcome, run_outcomes
 from arrivalbench.store import Cell, RunDir, sha256_text, verdict_row
 
 # -- runs -------------------------------------------------------------------------------------------

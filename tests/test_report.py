@@ -41,10 +41,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from arrivalbench.analysis.stats import DEFAULT_BOOTSTRAP_SEED, estimate, run_outcomes
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.report import ReportInputError, Table, build_report, write_report
 from arrivalbench.spec import get_task, suite_hash
-from arrivalbench.stats import DEFAULT_BOOTSTRAP_SEED, estimate, run_outcomes
 from arrivalbench.store import Cell, RunDir, sha256_text, verdict_row
 
 SCRIPT = Path(sys.executable).parent / "arrivalbench"

@@ -11,9 +11,7 @@ import pyarrow as pa
 import pytest
 from scipy.stats import binomtest
 
-from arrivalbench.errors import UsageError
-from arrivalbench.spec import HAZARDS, get_task
-from arrivalbench.stats import (
+from arrivalbench.analysis.stats import (
     BENIGN,
     METRICS,
     ArmSummary,
@@ -35,6 +33,8 @@ from arrivalbench.stats import (
     signature_sign_test,
     task_rates,
 )
+from arrivalbench.errors import UsageError
+from arrivalbench.spec import HAZARDS, get_task
 from arrivalbench.store import Cell, RunDir, verdict_row
 
 A, B = "daily_revenue", "store_sales_schema"

@@ -820,7 +820,7 @@ def import_inspect_command(
 
 
 def _summary_table(run: Any) -> Table:
-    from arrivalbench.stats import arm_summaries, estimate, outcomes
+    from arrivalbench.analysis.stats import arm_summaries, estimate, outcomes
 
     cells = run.cells()
     tasks = run.tasks()

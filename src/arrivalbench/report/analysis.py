@@ -14,11 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arrivalbench.errors import ArrivalBenchError, UsageError
-from arrivalbench.guards import GuardSplit, artifact_idioms, guard_split
-from arrivalbench.idioms import Idioms
-from arrivalbench.spec import get_task
-from arrivalbench.stats import (
+from arrivalbench.analysis.guards import GuardSplit, artifact_idioms, guard_split
+from arrivalbench.analysis.idioms import Idioms
+from arrivalbench.analysis.stats import (
     IDEMPOTENCY,
     LOUD,
     ORDERING,
@@ -29,6 +27,8 @@ from arrivalbench.stats import (
     paired,
     run_outcomes,
 )
+from arrivalbench.errors import ArrivalBenchError, UsageError
+from arrivalbench.spec import get_task
 from arrivalbench.store import RunDir
 
 GUARD_HAZARD = "duplicate_delivery"

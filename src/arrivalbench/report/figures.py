@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from arrivalbench.analysis.stats import IDEMPOTENCY, ORDERING, Estimate
 from arrivalbench.report.analysis import GUARD_HAZARD, Analysis
-from arrivalbench.stats import IDEMPOTENCY, ORDERING, Estimate
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from arrivalbench.analysis.stats import DEFAULT_BOOTSTRAP_SEED, signature
 from arrivalbench.errors import UsageError
 from arrivalbench.report.analysis import Analysis, Source, labelled, load_sources
 from arrivalbench.report.figures import Figure, guard_figure, hazard_figure, snapshot_gap_figure
@@ -29,7 +30,6 @@ from arrivalbench.report.tables import (
     repair_table,
     replication_table,
 )
-from arrivalbench.stats import DEFAULT_BOOTSTRAP_SEED, signature
 
 METRICS_DOC = Path(__file__).resolve().parents[3] / "docs" / "metrics.md"
 UNITS = ("task", "scenario")

@@ -9,11 +9,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from arrivalbench.guards import guard_sign_test, idiom_table
-from arrivalbench.idioms import FEATURES
-from arrivalbench.loopstats import repair_effect
-from arrivalbench.report.analysis import Analysis
-from arrivalbench.stats import (
+from arrivalbench.analysis.guards import guard_sign_test, idiom_table
+from arrivalbench.analysis.idioms import FEATURES
+from arrivalbench.analysis.loopstats import repair_effect
+from arrivalbench.analysis.stats import (
     BENIGN,
     IDEMPOTENCY,
     LOUD,
@@ -28,6 +27,7 @@ from arrivalbench.stats import (
     replication,
     signature_sign_test,
 )
+from arrivalbench.report.analysis import Analysis
 
 PROMPT_BASELINE = "unhinted"
 

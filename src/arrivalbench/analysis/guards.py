@@ -14,9 +14,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from arrivalbench.idioms import FEATURES, Idioms, idioms
+from arrivalbench.analysis.idioms import FEATURES, Idioms, idioms
+from arrivalbench.analysis.stats import CellOutcome, bound_of_three, sign_test
 from arrivalbench.spec import Task
-from arrivalbench.stats import CellOutcome, bound_of_three, sign_test
 from arrivalbench.store import Cell, RunDir
 
 __all__ = [
