@@ -50,8 +50,9 @@ def artifact_idioms(run: RunDir, tasks: Mapping[str, Task]) -> dict[str, Idioms]
 class GuardSplit:
     """One arm's snapshot-passing cells that declare the hazard, with or without a guard.
 
-    `fail_bound` / `error_bound` are the rule-of-three one-sided 95% bounds (stats.bound_of_three),
-    given only when the observed rate is exactly 0% (upper, 3/n) or 100% (lower, 1 - 3/n).
+    `fail_bound` / `error_bound` are the one-sided 95% bounds of stats.bound_of_three (exact
+    below 30 cells, else the rule of three), given only when the observed rate is exactly 0%
+    (upper) or 100% (lower).
     """
 
     arm: str
