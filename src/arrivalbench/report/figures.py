@@ -56,7 +56,7 @@ def _value(est: Estimate | None) -> float:
 
 
 def _whisker(est: Estimate | None) -> tuple[float, float, float]:
-    """(value, below, above) in percent; at 0% or 100% the whisker reaches the rule-of-three bound."""
+    """(value, below, above) in percent; at 0% or 100% the whisker reaches the one-sided bound."""
     value = _value(est)
     if est is None or est.value is None:
         return (value, 0.0, 0.0)
@@ -108,7 +108,7 @@ def snapshot_gap_figure(a: Analysis) -> Figure:
         title="Snapshot-pass against the gap, per arm",
         caption=(
             "Snapshot-pass (grey) and the gap (orange) per arm, sorted by gap; whiskers are 95% bootstrap "
-            "intervals over tasks, and at exactly 0% or 100% they reach the rule-of-three bound instead."
+            "intervals over tasks, and at exactly 0% or 100% they reach the one-sided 95% bound instead."
         ),
         png=_png(draw, (max(5.0, 0.75 * len(arms) + 2.0), 3.6)),
     )

@@ -190,8 +190,10 @@ def _header(
             (
                 f"Percentile bootstrap over {unit}s, {resamples:,} resamples at the 95% level, seed {seed}: a resampled "
                 f"{unit} carries all its samples, and paired differences resample the {unit}s usable in both arms once for "
-                "both. A rate of exactly 0% or 100% is shown with its one-sided rule-of-three 95% bound (about 3/n over "
-                "n tasks) instead of an interval, because resampling an all-zero sample returns [0, 0]."
+                "both. A rate of exactly 0% or 100% is shown with its one-sided 95% bound instead of an interval, "
+                "because resampling an all-zero sample returns [0, 0]: the exact Clopper-Pearson bound "
+                "1 - 0.05^(1/n) below 30 tasks, the rule of three (3/n) from 30 on. Shares pooled over cells carry "
+                "the exact Clopper-Pearson interval in the numeric CSVs and report.json."
             ),
         ),
         (
@@ -220,6 +222,12 @@ def render_markdown(report: Report, link: str) -> str:
     for heading, text in report.paragraphs:
         text = text.replace("docs/metrics.md", f"[docs/metrics.md]({link})")
         lines += [f"**{heading}.** {text}", ""]
+    lines += [
+        "Every table is also in `report.json` (printed and as numbers, with the list of tests and "
+        "the arms that entered each) and as numeric CSV under `tables/`; the per-task view, with "
+        "each cell's verdicts, SQL, diffs and transcript, is in `report.html`.",
+        "",
+    ]
     for block in report.blocks:
         lines += [f"## {block.heading}", ""]
         if isinstance(block, Figure):
@@ -422,10 +430,11 @@ figcaption, .caption, .note { font-size: .9rem; color: #444; max-width: 60rem; }
 .scroll { overflow-x: auto; }
 details.task { border-top: 1px solid #ccc; padding: .3rem 0; }
 details.task > summary { cursor: pointer; font-weight: 600; }
-details.cell > summary { cursor: pointer; color: #2b6cb0; }
+details.cell > summary { cursor: pointer; color: #2b6cb0; font-size: .85rem; }
+tr.cell > th, tr.cell > td { border-bottom: none; } tr.more > td { padding-top: 0; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f6f6; padding: .5rem; font-size: .8rem; max-height: 30rem; overflow-y: auto; }
 .PASS { color: #1a7f37; } .FAIL { color: #c62828; font-weight: 600; } .ERROR { color: #8a4b00; font-weight: 600; }
-p.cellset { font-size: .85rem; }
+p.cellset { font-size: .85rem; } tr.target, p.target { background: #fff6d5; }
 #decode-warning { background: #fde8e8; padding: .5rem; }
 """
 
@@ -436,8 +445,10 @@ p.cellset { font-size: .85rem; }
 _SCRIPT = """
 function openTarget() {
   const id = decodeURIComponent(location.hash.slice(1));
-  let node = id ? document.getElementById(id) : null;
+  const target = id ? document.getElementById(id) : null;
+  let node = target;
   while (node) { if (node.tagName === "DETAILS") node.open = true; node = node.parentElement; }
+  if (target) { target.classList.add("target"); target.scrollIntoView(); }
 }
 window.addEventListener("hashchange", openTarget);
 window.addEventListener("load", () => {
@@ -607,15 +618,17 @@ def _tasks_html(report: Report, ids: _CellIds) -> str:
                 )
             served = a.served_models.get(key)
             rows.append(
-                f'<tr id="{ids.cell[key]}"><th scope="row" class="label">{e(o.arm)}</th><td>{o.sample}</td>{verdicts}'
-                f'<td class="label">{e(served or "—")}</td><td class="label"><details class="cell"><summary>script, diffs'
+                f'<tr id="{ids.cell[key]}" class="cell"><th scope="row" class="label">{e(o.arm)}</th>'
+                f'<td>{o.sample}</td>{verdicts}<td class="label">{e(served or "—")}</td></tr>'
+                f'<tr class="more"><td class="label" colspan="{len(shown) + 3}"><details class="cell">'
+                f"<summary>{e(o.arm)} / {o.sample}: script, diffs"
                 f"{', transcript' if data is not None else ''}</summary>{''.join(detail)}</details></td></tr>"
             )
         parts.append(
             f'<details class="task" id="task-{e(task)}"><summary>{e(task)}: {len(cells)} cells, '
             f"{failing} failing the snapshot or a declared hazard</summary>"
             f'<div class="scroll"><table data-cells="{e(task)}"><thead><tr><th class="label">arm</th><th>sample</th>'
-            f'{head}<th class="label">served model</th><th class="label">detail</th></tr></thead>'
+            f'{head}<th class="label">served model</th></tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table></div></details>"
         )
     parts.append("</section>")
