@@ -499,6 +499,7 @@ TEST_NAMES = [
     "signature_group_mean",
     "signature_weakest_link",
     "signature_conservative",
+    "signature_group_mean_all_five",
     "guard_split",
 ]
 THREE_ARMS = {
@@ -526,7 +527,7 @@ def test_only_the_run_one_unhinted_arm_enters_the_sign_tests(three_arm_runs, tmp
     for test in document["tests"]:
         assert set(test) >= {"name", "arms", "runs", "statistic", "p_value"}
         assert set(test["arms"]) <= {"m-unhinted (r1)"} and test["runs"] == [1]
-    for test in document["tests"][:3]:
+    for test in document["tests"][:4]:
         assert test["arms"] == ["m-unhinted (r1)"]
     roles = {arm: (r["role"], r["run"]) for arm, r in document["arms"].items()}
     assert roles == {
@@ -672,6 +673,15 @@ def test_served_model_is_read_from_transcripts(tmp_path):
     cells = {(c["task"], c["sample"]): c for c in read_json(tmp_path / "out")["cells"]}
     assert cells[("daily_revenue", 0)]["served_model"] == "m-2026-01-01"
     assert cells[("customer_state", 0)]["served_model"] is None
+    # a transcript that records the served model per turn only
+    path = run.path / "transcripts" / "m-unhinted" / "net_revenue" / "0.json"
+    path.parent.mkdir(parents=True)
+    turns = [{"served_model": "m-2026-02"}, {"served_model": "m-2026-01-01"}, {}]
+    path.write_text(json.dumps({"model": "m", "turns": turns}), encoding="utf-8")
+    write_report([run.path], tmp_path / "again", resamples=RESAMPLES)
+    assert read_rows(tmp_path / "again", "arms")["m-unhinted"]["served model"] == (
+        "m-2026-01-01, m-2026-02"
+    )
     page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert "Transcript" in page and "m-2026-01-01" in page
 

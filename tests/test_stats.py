@@ -14,6 +14,8 @@ from scipy.stats import binomtest
 from arrivalbench.analysis.stats import (
     BENIGN,
     METRICS,
+    ORDERING,
+    SILENT,
     ArmSummary,
     CellOutcome,
     Estimate,
@@ -754,6 +756,18 @@ def test_gap_over_tasks_declaring_all_five_silent_hazards():
     assert rate(cells, "gap")["m"] == pytest.approx((1 / 2 + 1) / 2)
     assert rate(cells, "gap_all_five")["m"] == pytest.approx(1 / 2)
     assert task_rates(cells, "gap_all_five")["m"] == {"five": 0.5}
+
+
+def test_signature_over_tasks_declaring_all_five_of_the_docs_example():
+    cells = [
+        synthetic("m", "five", 0, duplicate_delivery="FAIL"),
+        synthetic("m", "five", 1),
+        synthetic("m", "two", 0, hazards=ORDERING, late_arrival="FAIL"),
+    ]
+    everything = signature(cells)["m"]
+    assert everything.group_mean == pytest.approx(0.75 - 2.5 / 3)  # -8.3pp
+    subset = signature(o for o in cells if set(SILENT) <= set(o.hazards))["m"]
+    assert subset.group_mean == pytest.approx(1 - 2.5 / 3)  # +16.7pp
 
 
 def test_constraint_errors_are_split_out_of_sql_error():

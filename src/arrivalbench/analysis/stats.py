@@ -34,6 +34,7 @@ __all__ = [
     "METRICS",
     "ORDERING",
     "SIGN_TEST_NULL",
+    "SILENT",
     "ArmSummary",
     "CellOutcome",
     "Estimate",
@@ -207,7 +208,7 @@ def _gap_benign(o: CellOutcome) -> float | None:
     return _gap(drop_loud=False)(o)
 
 
-SILENT = (*("late_arrival", "out_of_order"), *("duplicate_delivery", "crash_retry", "backfill"))
+SILENT = (*ORDERING, *IDEMPOTENCY)  # the five hazards that can fail silently
 
 
 def _gap_all_five(o: CellOutcome) -> float | None:

@@ -220,16 +220,36 @@ class Analysis:
 
     @functools.cached_property
     def served_models(self) -> dict[tuple[str, str, int], str]:
-        """(label, task, sample) -> the model id the provider reported serving, where the cell's
-        transcript records one (`served_model`); cells without it are absent."""
+        """(label, task, sample) -> the model id(s) the provider reported serving the cell.
+
+        Read from the stored cell (`served_model`, in runs that record it) or else from the cell's
+        transcript (its `served_model`, or those of its turns); cells without one are absent.
+        """
         found: dict[tuple[str, str, int], str] = {}
         for s in self.sources:
-            for o in s.outcomes:
-                data = transcript(s.run.path, o.arm, o.task, o.sample)
-                served = data.get("served_model") if data else None
+            for cell in s.run.cells():
+                if cell.arm not in s.labels:
+                    continue
+                served = getattr(cell, "served_model", None) or _served(
+                    transcript(s.run.path, cell.arm, cell.task, cell.sample)
+                )
                 if served:
-                    found[(s.labels[o.arm], o.task, o.sample)] = str(served)
+                    found[(s.labels[cell.arm], cell.task, cell.sample)] = str(served)
         return found
+
+
+def _served(data: dict[str, Any] | None) -> str | None:
+    if not data:
+        return None
+    if data.get("served_model"):
+        return str(data["served_model"])
+    turns = data.get("turns")
+    ids = sorted(
+        {str(t["served_model"]) for t in turns if isinstance(t, dict) and t.get("served_model")}
+        if isinstance(turns, list)
+        else set()
+    )
+    return ", ".join(ids) or None
 
 
 def transcript(run: Path, arm: str, task: str, sample: int) -> dict[str, Any] | None:

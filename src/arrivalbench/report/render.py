@@ -419,8 +419,8 @@ def render_latex(table: Table) -> str:
 
 _STYLE = """
 body { font: 15px/1.5 system-ui, sans-serif; max-width: 1400px; margin: 2rem auto; padding: 0 1rem; color: #1d1d1f; box-sizing: border-box; }
-table { border-collapse: collapse; margin: .5rem 0 1rem; font-variant-numeric: tabular-nums; max-width: 100%; }
-th, td { padding: .25rem .5rem; border-bottom: 1px solid #ddd; text-align: right; white-space: normal; vertical-align: top; }
+table { border-collapse: collapse; margin: .5rem 0 1rem; font-variant-numeric: tabular-nums; max-width: 100%; font-size: 14px; }
+th, td { padding: .25rem .4rem; border-bottom: 1px solid #ddd; text-align: right; white-space: normal; vertical-align: top; }
 td { min-width: 3.5rem; } .nw { white-space: nowrap; }
 thead th { border-bottom: 2px solid #444; font-size: .85rem; }
 th.label, td.label { text-align: left; }

@@ -20,6 +20,7 @@ from arrivalbench.analysis.stats import (
     METRICS,
     ORDERING,
     SIGN_TEST_NULL,
+    SILENT,
     Estimate,
     Signature,
     SignatureForm,
@@ -28,6 +29,7 @@ from arrivalbench.analysis.stats import (
     crash_rates,
     no_artifact,
     replication,
+    signature,
     signature_sign_test,
 )
 from arrivalbench.report.analysis import GUARD_HAZARD, Analysis
@@ -198,6 +200,7 @@ def main_table(a: Analysis, sigs: dict[str, Signature]) -> Table:
         ("conservative margin pp", "conservative"),
     ]
     arms = [arm for arm in a.arms if a.role(arm) != "reference"]
+    five = signature(o for o in a.outcomes if set(SILENT) <= set(o.hazards))
     rows = []
     for arm in arms:
         sig = sigs.get(arm)
@@ -206,6 +209,7 @@ def main_table(a: Analysis, sigs: dict[str, Signature]) -> Table:
                 arm,
                 *_rate_cells(a, arm, rates),
                 *(_pp(getattr(sig, form) if sig else None) for _, form in margins),
+                _pp(five[arm].group_mean if arm in five else None),
             )
         )
     tested = a.tested
@@ -233,6 +237,24 @@ def main_table(a: Analysis, sigs: dict[str, Signature]) -> Table:
             f"{header.removesuffix(' pp')} positive in {positive} of {n} untied arms "
             f"(one-sided sign test against {SIGN_TEST_NULL[form]:.2f}: p = {p:.3g})"
         )
+    positive, n, p = signature_sign_test(
+        {arm: five[arm] for arm in tested if arm in five}, "group_mean"
+    )
+    tests.append(
+        TestResult(
+            name="signature_group_mean_all_five",
+            arms=tuple(arm for arm in tested if arm in five and five[arm].group_mean is not None),
+            runs=runs,
+            statistic=float(positive),
+            n=n,
+            p_value=p,
+            null=SIGN_TEST_NULL["group_mean"],
+        )
+    )
+    lines.append(
+        f"group-mean margin over the tasks declaring all five silent hazards positive in {positive} of "
+        f"{n} untied arms (p = {p:.3g})"
+    )
     entered = (
         f"Arms entering the sign tests ({_who(a)}): {', '.join(tested)}."
         if tested
@@ -247,7 +269,8 @@ def main_table(a: Analysis, sigs: dict[str, Signature]) -> Table:
             "primary metric, lowest first. Role and run come from the runs' arm_info (inferred where absent). "
             "The signature columns are ordering minus idempotency temporal-pass in percentage points: group-mean "
             "compares the two group means, weakest-link the weakest hazard of each group, conservative the weakest "
-            "ordering against the strongest idempotency hazard."
+            "ordering against the strongest idempotency hazard; the last column recomputes the group-mean margin "
+            "over the tasks declaring all five silent hazards, so both groups are averaged over the same tasks."
         ),
         columns=(
             "arm",
@@ -258,8 +281,9 @@ def main_table(a: Analysis, sigs: dict[str, Signature]) -> Table:
             "gap tasks",
             *(h for h, _ in rates),
             *(h for h, _ in margins),
+            "group-mean margin, all-five tasks pp",
         ),
-        rows=tuple(rows) or (("no model or intervention arms", *("—",) * (5 + len(rates) + 3)),),
+        rows=tuple(rows) or (("no model or intervention arms", *("—",) * (5 + len(rates) + 4)),),
         note=entered
         + " Signature: "
         + "; ".join(lines)
@@ -808,8 +832,8 @@ def replication_hazard_table(a: Analysis) -> Table:
 def arms_table(a: Analysis, tests: list[TestResult]) -> Table:
     info = a.arm_info()
     served: dict[str, set[str]] = {}
-    for (label, _, _), model in a.served_models.items():
-        served.setdefault(label, set()).add(model)
+    for (label, _, _), models in a.served_models.items():
+        served.setdefault(label, set()).update(models.split(", "))
     rows = []
     for arm in a.arms:
         role = a.roles[arm]
