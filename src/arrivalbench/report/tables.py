@@ -338,7 +338,7 @@ def hazard_table(a: Analysis, sigs: dict[str, Signature]) -> Table:
     for arm in a.arms:
         row, sig = [arm], sigs.get(arm)
         for schedules, mean in groups:
-            row += [_point(rates[s].get(arm)) for s in schedules]
+            row += [_point(rates[s].get(arm), _cells(a, arm, f"pass:{s}")) for s in schedules]
             if mean and schedules:
                 row.append(_pct(getattr(sig, mean) if sig else None))
         rows.append(tuple(row))
@@ -415,9 +415,15 @@ def intervention_table(a: Analysis) -> Table:
     rows = []
     for baseline, arm in pairs:
         model = info[arm].get("model", "")
-        before = [(_interval(a.estimates(m).get(baseline)), "—") for m in metrics]
+        before = [
+            (_interval(a.estimates(m).get(baseline), cells=_cells(a, baseline, m)), "—")
+            for m in metrics
+        ]
         after = [
-            (_interval(a.estimates(m).get(arm)), _interval(a.paired(m, baseline, arm), signed=True))
+            (
+                _interval(a.estimates(m).get(arm), cells=_cells(a, arm, m)),
+                _interval(a.paired(m, baseline, arm), signed=True),
+            )
             for m in metrics
         ]
         rows.append((model, baseline, PROMPT_BASELINE, *(cell for pair in before for cell in pair)))
