@@ -133,7 +133,9 @@ def hazard_figure(a: Analysis) -> Figure:
         image = ax.imshow(shown, cmap=cmap, vmin=0, vmax=100, aspect="auto")
         for (row, col), value in np.ndenumerate(grid):
             text = "—" if np.isnan(value) else f"{value:.0f}"
-            ax.text(col, row, text, ha="center", va="center", fontsize=8, color="#111111")
+            dark = not np.isnan(value) and (value < 20 or value > 85)  # the scale's dark ends
+            colour = "#ffffff" if dark else "#111111"
+            ax.text(col, row, text, ha="center", va="center", fontsize=8, color=colour)
         for edge in (split, loud):
             if 0 < edge < len(hazards):
                 ax.axhline(edge - 0.5, color="#222222", linewidth=1.2)
