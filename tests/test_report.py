@@ -184,6 +184,8 @@ def make_run(
         for schedule in SCHEDULES:
             verdict = not_passing.get(cell.key, {}).get(schedule, "PASS")
             entry = {"verdict": verdict, "schedule_sha256": sha256_text(schedule)}
+            if verdict == "FAIL":
+                entry["diff"] = {"examples": {"missing": [{"key": f"{cell.task}-{schedule}"}]}}
             if verdict == "ERROR":
                 entry.update(
                     error_class="sql_error", batch=2, statement=2, message="Constraint Error"
@@ -849,6 +851,8 @@ def test_html_page_has_a_section_per_task_and_numbers_link_to_their_cells(report
     start = page.index('id="task-net_revenue"')
     net = page[start : page.index('<section id="cellsets"', start)]  # the last task
     assert "crash retry: ERROR" in net and "Constraint Error" in net
+    # a FAIL shows the diff's examples: daily_revenue s1 of m-unhinted on duplicate delivery
+    assert "duplicate delivery: FAIL" in page and "daily_revenue-duplicate_delivery" in page
     assert "QUALIFY row_number()" in net and "NOT EXISTS" in net
 
 

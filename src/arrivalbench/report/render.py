@@ -602,11 +602,7 @@ def _tasks_html(report: Report, ids: _CellIds) -> str:
             for sch in shown:
                 record = records.get((o.arm, o.task, o.sample, sch))
                 if record:
-                    example = {
-                        k: record[k]
-                        for k in ("examples", "message", "error_class", "batch", "statement")
-                        if record.get(k) not in (None, {}, "")
-                    }
+                    example = {k: v for k, v in record.items() if k not in _RECORD_NOISE}
                     detail.append(
                         f"<h4>{e(sch.replace('_', ' '))}: {e(o.verdicts.get(sch, ''))}</h4>"
                         f"<pre>{e(_clip(json.dumps(example, indent=1, ensure_ascii=False, sort_keys=True)))}</pre>"
@@ -636,6 +632,7 @@ def _tasks_html(report: Report, ids: _CellIds) -> str:
 
 
 BENIGN_ORDER = ("single_batch", "in_order_stream")
+_RECORD_NOISE = frozenset({"schedule_sha256", "verdict", "seed_commitment"})
 
 
 def _cellsets_html(ids: _CellIds) -> str:
