@@ -669,7 +669,8 @@ def test_served_model_is_read_from_transcripts(tmp_path):
     run = make_run(tmp_path / "r", {"m-unhinted": 1}, {}, arm_info=MODEL_INFO)
     path = run.path / "transcripts" / "m-unhinted" / "daily_revenue" / "0.json"
     path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"model": "m", "served_model": "m-2026-01-01"}), encoding="utf-8")
+    first = {"model": "m", "served_model": "m-2026-01-01", "system": "s" * 5000, "user": "u"}
+    path.write_text(json.dumps(first), encoding="utf-8")
     write_report([run.path], tmp_path / "out", resamples=RESAMPLES)
     assert read_rows(tmp_path / "out", "arms")["m-unhinted"]["served model"] == "m-2026-01-01"
     cells = {(c["task"], c["sample"]): c for c in read_json(tmp_path / "out")["cells"]}
@@ -686,6 +687,8 @@ def test_served_model_is_read_from_transcripts(tmp_path):
     )
     page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert "Transcript" in page and "m-2026-01-01" in page
+    # the prompt texts every sample shares are named, not repeated, so the page stays small
+    assert "(5,000 characters, see the run" in page and "s" * 5000 not in page
 
 
 # --- bad input -------------------------------------------------------------------------------------

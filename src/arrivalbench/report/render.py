@@ -609,6 +609,7 @@ def _tasks_html(report: Report, ids: _CellIds) -> str:
                     )
             data = transcript(source.run.path, stored, o.task, o.sample)
             if data is not None:
+                data = _short_transcript(data)
                 detail.append(
                     f"<h4>Transcript</h4><pre>{e(_clip(json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True)))}</pre>"
                 )
@@ -632,6 +633,22 @@ def _tasks_html(report: Report, ids: _CellIds) -> str:
 
 
 BENIGN_ORDER = ("single_batch", "in_order_stream")
+_PROMPTS = ("system", "user")
+
+
+def _short_transcript(data: dict[str, object]) -> dict[str, object]:
+    """A transcript without its prompt texts, which every sample of an arm and task shares (they
+    are named by prompt_sha256 and kept in the run): the page stays small for large runs."""
+    return {
+        k: (
+            f"({len(v):,} characters, see the run's transcript)"
+            if k in _PROMPTS and isinstance(v, str)
+            else v
+        )
+        for k, v in data.items()
+    }
+
+
 _RECORD_NOISE = frozenset({"schedule_sha256", "verdict", "seed_commitment"})
 
 
