@@ -552,6 +552,25 @@ def test_only_the_run_one_unhinted_arm_enters_the_sign_tests(three_arm_runs, tmp
     assert [r["arm"] for r in read_rows(tmp_path, "replication").values()] == ["m-unhinted"]
 
 
+def test_repair_effect_all_arms_row_does_not_pool_replicate_runs(three_arm_runs, tmp_path):
+    """The all-arms row once pooled run 2's cells with run 1's (the same arms counted twice);
+    now its cells are exactly those of the run-1 arms."""
+    write_report(list(three_arm_runs), tmp_path, resamples=RESAMPLES)
+    rows = read_rows(tmp_path, "repair_effect")
+
+    def cells(row: dict[str, str]) -> int:
+        return sum(
+            int(row[c].split(" = ")[0].split("/")[1])
+            for c in ("passed at once: failing", "repaired: failing")
+            if row[c] != "—"
+        )
+
+    run_one = [arm for arm in rows if arm.endswith("(r1)")]
+    run_two = [arm for arm in rows if arm.endswith("(r2)")]
+    assert len(run_one) == 3 and len(run_two) == 3
+    assert cells(rows["all arms"]) == sum(cells(rows[arm]) for arm in run_one)
+
+
 def test_a_recorded_run_index_wins_over_the_order_given(tmp_path):
     """A replicate given first is still run 2 when its arm_info says so."""
     first = {
