@@ -622,3 +622,66 @@ def test_seed_scoped_task_is_refused_by_a_run_at_another_seed(
     run = make_corpus(tmp_path / "ok", seed=DEFAULT_SEED, task_ids=["scoped_revenue"])
     assert run.manifest["gated_seeds"] == gate_seeds()
     assert run.manifest["seed_gated"] is True
+
+
+# Each (task, artifact, schedule, seed) where a built-in control's verdict once depended on the
+# seed's draw (issue 11, gating at three seeds), with the verdict its declaration now gets there.
+DRAW_DEPENDENT_CONTROLS = [
+    ("account_state", "controls/delete_removes_row.sql", "duplicate_delivery", 20260103, "FAIL"),
+    (
+        "account_state",
+        "controls/newest_of_load_replaces.sql",
+        "duplicate_delivery",
+        20260104,
+        "FAIL",
+    ),
+    ("account_state_repair", "controls/delete_on_merge.sql", "backfill", 20260103, "FAIL"),
+    (
+        "active_accounts_modify",
+        "controls/count_existing_state.sql",
+        "duplicate_delivery",
+        20260102,
+        "FAIL",
+    ),
+    ("active_accounts_modify", "controls/count_existing_state.sql", "backfill", 20260103, "FAIL"),
+    ("active_accounts_modify", "controls/last_received_wins.sql", "backfill", 20260103, "FAIL"),
+    (
+        "funnel_conversion_modify",
+        "controls/broken_watermark_drop.sql",
+        "late_arrival",
+        20260103,
+        "FAIL",
+    ),
+    (
+        "funnel_conversion_modify",
+        "controls/broken_watermark_drop.sql",
+        "backfill",
+        20260102,
+        "FAIL",
+    ),
+    ("tier_revenue", "controls/sales_watermark.sql", "backfill", 20260102, "FAIL"),
+    ("web_sessions", "controls/extend_last_session.sql", "snapshot", 20260103, "PASS"),
+    ("web_sessions", "controls/extend_last_session.sql", "single_batch", 20260102, "PASS"),
+]
+
+
+@pytest.mark.parametrize(
+    ("task_id", "control", "schedule", "seed", "verdict"), DRAW_DEPENDENT_CONTROLS
+)
+def test_regression_control_verdict_depended_on_the_seeds_draw(
+    grader, task_id, control, schedule, seed, verdict
+):
+    """At these seeds the controls got another verdict than declared: a stale change redelivered
+    only where a later one repaired it (account_state, active_accounts_modify at 150 accounts),
+    a merge whose timestamp guard absorbed the backfill (account_state_repair), arrival-order
+    mistakes that need a rare coincidence (funnel_conversion_modify's two former controls,
+    tier_revenue's enrich_on_arrival), and tied clicks split by a ROWS frame on the snapshot
+    (web_sessions). Each declaration must hold at every gate seed, and these beyond."""
+    task = get_task(task_id)
+    assert control in {c.file for c in task.spec.controls}
+    try:
+        grader.seed = seed
+        record, _ = grader.grade(task, task.controls[control], [schedule])
+    finally:
+        grader.seed = DEFAULT_SEED
+    assert record["verdicts"][schedule]["verdict"] == verdict
