@@ -15,7 +15,15 @@ from rich.table import Table
 
 from arrivalbench.engines import Limits
 from arrivalbench.errors import ArrivalBenchError, PipelineInputError, UsageError
-from arrivalbench.seeds import DEFAULT_SEED, SEED_RANGE, PrivateSeed, is_seed, resolve_seed_file
+from arrivalbench.seeds import (
+    DEFAULT_SEED,
+    GATE_SEED_COUNT,
+    SEED_RANGE,
+    PrivateSeed,
+    gate_seeds,
+    is_seed,
+    resolve_seed_file,
+)
 
 app = typer.Typer(
     add_completion=False,
@@ -400,8 +408,17 @@ def gate(
     jobs: JobsOpt = None,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
+    seed_count: Annotated[
+        int,
+        typer.Option(
+            "--seeds",
+            min=1,
+            help="Gate at this many seeds: --seed and the next ones (a private seed gates one).",
+        ),
+    ] = GATE_SEED_COUNT,
 ) -> None:
-    """Admissibility gate over the suite (built-in and --suite-dir); exits 1 when any task is rejected."""
+    """Admissibility gate over the suite (built-in and --suite-dir) at several seeds; exits 1 when
+    any task is rejected at any of them."""
     from arrivalbench.gate import TaskGate, gate_suite
     from arrivalbench.schedules import REGISTRY
     from arrivalbench.spec import get_task, load_suite
@@ -412,6 +429,9 @@ def gate(
     private = _secret(seed_file)
     if private is not None:
         out.print(f"hidden logs from the private seed {private.short}", highlight=False)
+    else:
+        seeds = gate_seeds(seed_count, seed)
+        out.print(f"gating at seeds {', '.join(map(str, seeds))}", highlight=False)
     started = time.perf_counter()
 
     def report(result: TaskGate) -> None:
@@ -443,14 +463,21 @@ def gate(
     import os
 
     results = gate_suite(
-        chosen, seed=seed, jobs=jobs or os.cpu_count() or 1, on_task=report, private=private
+        chosen,
+        seed=seed,
+        jobs=jobs or os.cpu_count() or 1,
+        on_task=report,
+        private=private,
+        seed_count=seed_count,
     )
     admitted = sum(r.admitted for r in results)
     summary = Table(title="gate summary")
-    for col in ("tasks", "admitted", "rejected", "golds", "controls", "violations", "seconds"):
+    columns = ("tasks", "seeds", "admitted", "rejected", "golds", "controls", "violations")
+    for col in (*columns, "seconds"):
         summary.add_column(col)
     summary.add_row(
         str(len(results)),
+        str(max((len(r.seeds) for r in results), default=0)),
         str(admitted),
         str(len(results) - admitted),
         str(len(results)),

@@ -129,6 +129,7 @@ class Grader:
         process sees the script's text, its (bounded) error messages and its target only once
         the worker has checked the target's size against the expected table's.
         """
+        task.check_seed(self.seed, private=self.private is not None)
         verdicts: dict[str, Any] = {}
         timings: dict[str, Any] = {}
         commitments: set[str] = set()

@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 from arrivalbench import __version__
 from arrivalbench.engines import Limits
 from arrivalbench.errors import ArrivalBenchError
-from arrivalbench.seeds import SEED_RANGE, PrivateSeed, is_seed
+from arrivalbench.seeds import SEED_RANGE, PrivateSeed, gate_seeds, is_seed
 
 if TYPE_CHECKING:
     from arrivalbench.spec import SuiteDirs, Task
@@ -346,6 +346,8 @@ class RunDir:
             "suite_dirs": list(suite_dirs or []),
             "task_hashes": dict(sorted(task_hashes.items())),
             "base_seed": base_seed,
+            "gated_seeds": gate_seeds(),
+            "seed_gated": seed_commitment is None and base_seed in gate_seeds(),
             "arms": sorted({c.arm for c in cells}),
             "arm_info": dict(sorted((arm_info or {}).items())),
             "config": config,
@@ -708,12 +710,13 @@ def create_suite_run(
     from arrivalbench.spec import get_task, suite_hash, user_suite_dirs
 
     engine = get_engine()
+    tasks = [get_task(task) for task in sorted({c.task for c in cells})]
+    for task in tasks:  # refused before anything is written
+        task.check_seed(seed, private=seed_commitment is not None)
     return RunDir.create(
         path,
         suite_hash=suite_hash(),
-        task_hashes={
-            task: get_task(task).content_hash() for task in sorted({c.task for c in cells})
-        },
+        task_hashes={task.id: task.content_hash() for task in tasks},
         base_seed=seed,
         engine=engine.name,
         engine_version=engine.version,

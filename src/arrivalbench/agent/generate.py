@@ -182,6 +182,8 @@ def generate(
     )
     if hasattr(model, "check_tasks"):
         model.check_tasks([t.id for t in tasks])
+    for task in tasks:  # before any model call
+        task.check_seed(seed, private=seed_commitment is not None)
     prompts = {
         (arm, t.id): build_prompt(t, arm) for arm in arms for t in tasks
     }  # a leak stops us here
