@@ -1,0 +1,17 @@
+"""Explain a FAIL: a minimal counterexample, the first batch where the state left the truth, and
+which wrong semantics the table equals (issue 13). Never shown to an agent: it names the hazard."""
+
+from arrivalbench.explain.explanation import Explanation, explain
+from arrivalbench.explain.semantics import LABELS, SENTENCES, diagnose
+from arrivalbench.explain.shrink import DEFAULT_BUDGET_SECONDS, DEFAULT_MAX_REPLAYS, shrink
+
+__all__ = [
+    "DEFAULT_BUDGET_SECONDS",
+    "DEFAULT_MAX_REPLAYS",
+    "LABELS",
+    "SENTENCES",
+    "Explanation",
+    "diagnose",
+    "explain",
+    "shrink",
+]
