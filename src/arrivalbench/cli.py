@@ -351,6 +351,103 @@ def grade(
         out.print("  " + command, highlight=False, soft_wrap=True)
 
 
+def _positive_seconds(param: typer.CallbackParam, value: float) -> float:
+    import math
+
+    if not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{param.opts[0]} {value}: must be a positive number of seconds.")
+    return value
+
+
+@app.command()
+def explain(
+    task: TaskOpt,
+    pipeline: Annotated[Path, typer.Option("--pipeline", "-p", help="The pipeline's SQL file.")],
+    schedule_name: Annotated[
+        str,
+        typer.Option(
+            "--schedule",
+            "-s",
+            help="The failing schedule: a name, or a file written by 'arrivalbench schedule' "
+            "(or by explain --out).",
+        ),
+    ],
+    seed: SeedOpt = DEFAULT_SEED,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    out_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Write the minimal schedule here, to replay with grade --schedule-file.",
+        ),
+    ] = None,
+    budget_seconds: Annotated[
+        float,
+        typer.Option(help="Seconds the shrinking may take.", callback=_positive_seconds),
+    ] = 60.0,
+    max_replays: Annotated[
+        int,
+        typer.Option(help="Replays the shrinking may make.", callback=_at_least(1)),
+    ] = 5000,
+    seed_file: SeedFileOpt = None,
+    suite_dir: SuiteDirOpt = None,
+) -> None:
+    """Explain a FAIL: the smallest failing delivery, the first batch that diverged, the mistake."""
+    from arrivalbench.explain import explain as explain_schedule
+    from arrivalbench.explain.render import render
+    from arrivalbench.grade import replay_command
+    from arrivalbench.schedules import build_schedule, load_schedule_file, schedule_to_json
+    from arrivalbench.spec import SUITE_DIR, get_task
+
+    use_suite(suite_dir)
+    the_task = get_task(task)
+    limits = Limits()
+    script = read_pipeline(pipeline, limits.max_script_bytes)
+    private = _secret(seed_file)
+    if Path(schedule_name).suffix == ".json" or Path(schedule_name).is_file():
+        built, log = load_schedule_file(schedule_name, the_task, private)
+        seed = built.seed
+    else:
+        built, log = build_schedule(the_task, schedule_name, seed, private)
+    explanation = explain_schedule(
+        the_task,
+        script,
+        built,
+        log,
+        limits,
+        budget_seconds=budget_seconds,
+        max_replays=max_replays,
+        seed=seed,
+    )
+    if out_path is not None and explanation.minimal is not None:
+        text = json.dumps(schedule_to_json(explanation.minimal, log), indent=1) + "\n"
+        tmp = out_path.with_name(out_path.name + ".tmp")
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(out_path)
+        except OSError as exc:
+            raise PipelineInputError(
+                f"{out_path}: cannot write the minimal schedule ({exc.strerror})."
+            ) from None
+    if as_json:
+        sys.stdout.write(json.dumps(explanation.to_json(), indent=1, ensure_ascii=False) + "\n")
+        return
+    hint = None
+    if out_path is not None and explanation.minimal is not None:
+        home = the_task.folder.parent
+        hint = replay_command(
+            the_task.id,
+            built.name,
+            seed,
+            str(pipeline),
+            schedule_file=str(out_path),
+            seed_file=private.path if built.seed_commitment is not None and private else None,
+            suite_dir=None if home == SUITE_DIR.resolve() else str(home),
+        )
+    render(explanation, out, hint)
+
+
 @app.command()
 def schedule(
     task: TaskOpt,

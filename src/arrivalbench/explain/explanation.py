@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arrivalbench.engines import Limits
+from arrivalbench.errors import PipelineInputError
 from arrivalbench.explain.divergence import Divergence, Step, first_divergence, observe
 from arrivalbench.explain.runner import Runner
 from arrivalbench.explain.semantics import LABELS, SENTENCES, diagnose
@@ -133,6 +134,11 @@ def _explain(
     original = schedule.deliveries
     started = time.monotonic()
     outcome = runner.run(original)
+    if outcome.result.empty_script:
+        assert outcome.result.error is not None
+        raise PipelineInputError(
+            f"pipeline: {outcome.result.error.message}; give a file with at least one SQL statement."
+        )
     base = dict(
         task=task.id,
         schedule=schedule.name,
