@@ -290,3 +290,19 @@ def test_shrunk_schedules_fail_and_lose_the_failure_without_any_one_event(
             if (d2 := Delivery(d.batch_id, tuple(r for r in d.rows if r != event))).rows
         )
         assert not fewer or runner.run(fewer).verdict != verdict
+
+
+def test_grade_prints_a_diagnosis_per_fail_and_the_explain_command(tmp_path: Path) -> None:
+    pipeline = tmp_path / "p.sql"
+    pipeline.write_text(ANTI_JOIN_ONLY, encoding="utf-8")
+    done = cli(
+        "grade", "--task", "daily_revenue", "--pipeline", pipeline,
+        "--schedules", "in_order_stream,duplicate_delivery",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (
+        "duplicate_delivery: duplicates_counted: An event delivered more than once" in done.stdout
+    )
+    assert "in_order_stream:" not in done.stdout.split("Diagnosis:")[1]
+    assert f"arrivalbench explain --task daily_revenue --pipeline {pipeline}" in done.stdout
+    assert "--schedule duplicate_delivery --seed" in done.stdout

@@ -349,6 +349,45 @@ def grade(
             suite_dir=None if home == SUITE_DIR.resolve() else str(home),
         )
         out.print("  " + command, highlight=False, soft_wrap=True)
+    _print_diagnoses(the_task, script, record, prebuilt, grader, pipeline, seed, schedule_file)
+
+
+def _print_diagnoses(
+    the_task: Any,
+    script: str,
+    record: dict[str, Any],
+    prebuilt: dict[str, Any] | None,
+    grader: Any,
+    pipeline: Path,
+    seed: int,
+    schedule_file: Path | None,
+) -> None:
+    """One line per FAIL naming the mistake (explain's counterfactual diagnosis), and the command
+    that explains it in full."""
+    from arrivalbench.explain import SENTENCES, diagnose_schedule, explain_command
+    from arrivalbench.spec import SUITE_DIR
+
+    failed = [n for n, e in record["verdicts"].items() if e["verdict"] == "FAIL"]
+    if not failed:
+        return
+    out.print("Diagnosis:", style="dim")
+    for name in failed:
+        built, log = (prebuilt or {}).get(name) or grader.schedule(the_task, name)
+        labels = diagnose_schedule(the_task, script, built, log, grader.limits) or ["unclassified"]
+        sentence = SENTENCES[labels[0]].split(":")[0]
+        out.print(f"  {name}: {', '.join(labels)}: {sentence}.", highlight=False, soft_wrap=True)
+    home = the_task.folder.parent
+    private = grader.private
+    command = explain_command(
+        the_task.id,
+        str(schedule_file) if schedule_file is not None else failed[0],
+        seed,
+        str(pipeline),
+        seed_file=private.path if private is not None else None,
+        suite_dir=None if home == SUITE_DIR.resolve() else str(home),
+    )
+    out.print("Explain one with:", style="dim")
+    out.print("  " + command, highlight=False, soft_wrap=True)
 
 
 def _positive_seconds(param: typer.CallbackParam, value: float) -> float:

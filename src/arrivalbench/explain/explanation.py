@@ -172,6 +172,41 @@ def _explain(
     )
 
 
+def diagnose_schedule(
+    task: Task, script: str, schedule: Schedule, log: Log, limits: Limits | None = None
+) -> list[str]:
+    """The diagnosis of one schedule's FAIL without shrinking: a replay or two, for `grade`."""
+    with Runner(task, script, schedule, log, limits or Limits()) as runner:
+        outcome = runner.run(schedule.deliveries)
+        if outcome.verdict == ("PASS",):
+            return []
+        return _diagnose(runner, schedule, outcome, schedule)
+
+
+def explain_command(
+    task_id: str,
+    schedule: str,
+    seed: int,
+    pipeline: str,
+    *,
+    seed_file: str | None = None,
+    suite_dir: str | None = None,
+) -> str:
+    """The command that explains one failing verdict (`schedule` is a name or a schedule file)."""
+    import shlex
+
+    where = f" --suite-dir {shlex.quote(suite_dir)}" if suite_dir is not None else ""
+    command = (
+        f"arrivalbench explain{where} --task {task_id} --pipeline {shlex.quote(pipeline)} "
+        f"--schedule {shlex.quote(schedule)}"
+    )
+    if not schedule.endswith(".json"):
+        command += f" --seed {seed}"
+    if seed_file is not None:
+        command += f" --seed-file {shlex.quote(seed_file)}"
+    return command
+
+
 def _diagnose(runner: Runner, schedule: Schedule, outcome: Any, minimal: Schedule) -> list[str]:
     """Labels matched on the minimal schedule, then on the original; plus the crash-free twin."""
     found: set[str] = set()
