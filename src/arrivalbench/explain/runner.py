@@ -80,7 +80,7 @@ class Runner:
         """The schedule that delivers these batches of the same log, graded on what it delivers."""
         partial = len(distinct_rows(deliveries)) < self.log.n
         return dataclasses.replace(
-            self.schedule, deliveries=renumbered(deliveries), partial=partial
+            self.schedule, deliveries=renumbered(deliveries), partial=partial, perturbation={}
         )
 
     def oracle(self, rows: list[int]) -> pa.Table:
