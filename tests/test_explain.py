@@ -306,3 +306,30 @@ def test_grade_prints_a_diagnosis_per_fail_and_the_explain_command(tmp_path: Pat
     assert "in_order_stream:" not in done.stdout.split("Diagnosis:")[1]
     assert f"arrivalbench explain --task daily_revenue --pipeline {pipeline}" in done.stdout
     assert "--schedule duplicate_delivery --seed" in done.stdout
+
+
+def test_grade_run_explain_stores_diagnoses_and_the_report_tables_them(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    run = tmp_path / "run"
+    made = cli("make-corpus", "--tasks", "daily_revenue", "--out", run)
+    assert made.returncode == 0, made.stderr
+    graded = cli("grade-run", run, "--workers", "1", "--explain")
+    assert graded.returncode == 0, graded.stderr
+    assert "into explanations.parquet" in graded.stdout
+    rows = pq.read_table(run / "explanations.parquet").to_pylist()
+    fails = [
+        r for r in pq.read_table(run / "verdicts.parquet").to_pylist() if r["verdict"] == "FAIL"
+    ]
+    assert len(rows) == len(fails) > 0
+    by_key = {(r["arm"], r["sample"], r["schedule"]): r["diagnosis"] for r in rows}
+    dedup = [
+        d for (arm, _, s), d in by_key.items() if arm == "controls" and s == "duplicate_delivery"
+    ]
+    assert ["duplicates_counted"] in dedup
+    again = cli("grade-run", run, "--workers", "1", "--explain")
+    assert "diagnosed 0 new FAIL verdicts" in again.stdout
+    report = cli("report", run, "--out", tmp_path / "report", "--resamples", "200")
+    assert report.returncode == 0, report.stderr
+    written = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+    assert "Diagnoses of FAIL verdicts per arm" in written and "duplicates_counted" in written

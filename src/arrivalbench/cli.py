@@ -989,6 +989,13 @@ def grade_run(
     ] = None,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
+    with_explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain",
+            help="Then diagnose every FAIL (one more replay each) into explanations.parquet.",
+        ),
+    ] = False,
 ) -> None:
     """Grade every ungraded (cell, schedule) of a run directory, resuming where a sweep stopped."""
     from collections import Counter
@@ -1060,6 +1067,11 @@ def grade_run(
     )
     out.print(_run_kind(run), highlight=False)
     out.print(_summary_table(run))
+    if with_explain:
+        from arrivalbench.explain.diagnoses import EXPLANATIONS_FILE, explain_run
+
+        added = explain_run(run, private)
+        out.print(f"diagnosed {added} new FAIL verdicts into {EXPLANATIONS_FILE}", highlight=False)
 
 
 @app.command()

@@ -21,6 +21,7 @@ from arrivalbench.explain.runner import Runner
 from arrivalbench.explain.semantics import LABELS, SENTENCES, diagnose
 from arrivalbench.explain.shrink import DEFAULT_BUDGET_SECONDS, DEFAULT_MAX_REPLAYS, Shrunk, shrink
 from arrivalbench.logs import Log
+from arrivalbench.sandbox import Sandbox
 from arrivalbench.schedules import Schedule
 from arrivalbench.spec import Task
 
@@ -173,10 +174,16 @@ def _explain(
 
 
 def diagnose_schedule(
-    task: Task, script: str, schedule: Schedule, log: Log, limits: Limits | None = None
+    task: Task,
+    script: str,
+    schedule: Schedule,
+    log: Log,
+    limits: Limits | None = None,
+    sandbox: Sandbox | None = None,
 ) -> list[str]:
-    """The diagnosis of one schedule's FAIL without shrinking: a replay or two, for `grade`."""
-    with Runner(task, script, schedule, log, limits or Limits()) as runner:
+    """The diagnosis of one schedule's FAIL without shrinking: a replay or two, for `grade` and
+    `grade-run --explain` (which shares one worker across cells through `sandbox`)."""
+    with Runner(task, script, schedule, log, limits or Limits(), sandbox=sandbox) as runner:
         outcome = runner.run(schedule.deliveries)
         if outcome.verdict == ("PASS",):
             return []

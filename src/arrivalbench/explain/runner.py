@@ -60,12 +60,15 @@ class Runner:
     limits: Limits = field(default_factory=Limits)
     engine_name: str = "duckdb"
     replays: int = 0
-    _sandbox: Sandbox = field(default_factory=Sandbox, init=False, repr=False)
+    sandbox: Sandbox | None = None
+    """A worker to share (the caller closes it); None: the runner starts and closes its own."""
     _memo: dict[Deliveries, Outcome] = field(default_factory=dict, init=False, repr=False)
     _oracles: dict[tuple[int, ...], pa.Table] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.engine: Engine = get_engine(self.engine_name)
+        self._owned = self.sandbox is None
+        self._sandbox = self.sandbox if self.sandbox is not None else Sandbox()
 
     def __enter__(self) -> Runner:
         return self
@@ -74,7 +77,8 @@ class Runner:
         self.close()
 
     def close(self) -> None:
-        self._sandbox.close()
+        if self._owned:
+            self._sandbox.close()
 
     def candidate(self, deliveries: Deliveries) -> Schedule:
         """The schedule that delivers these batches of the same log, graded on what it delivers."""

@@ -19,6 +19,7 @@ from arrivalbench.report.figures import Figure, guard_figure, hazard_figure, sna
 from arrivalbench.report.tables import (
     Table,
     crash_table,
+    diagnosis_tables,
     guard_table,
     hazard_table,
     idioms_table,
@@ -85,6 +86,7 @@ def build_report(
         guard_figure(a),
         crash_table(a),
         idioms_table(a),
+        *diagnosis_tables(a),
     ]
     blocks = _numbered(blocks)
     return Report(

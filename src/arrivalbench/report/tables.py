@@ -523,3 +523,45 @@ def idioms_table(a: Analysis) -> Table:
         columns=("arm", "cells", *(f"{n.replace('_', ' ')} %" for n in names)),
         rows=tuple(rows),
     )
+
+
+def diagnosis_tables(a: Analysis) -> list[Table]:
+    """How often each mistake occurs per arm, from explanations.parquet (`grade-run --explain`);
+    no table when no run has one."""
+    from arrivalbench.explain import LABELS
+    from arrivalbench.explain.diagnoses import read_explanations
+
+    counts: dict[str, dict[str, int]] = {}
+    totals: dict[str, int] = {}
+    for source in a.sources:
+        table = read_explanations(source.run)
+        for row in table.to_pylist() if table is not None else []:
+            arm = source.labels.get(row["arm"], row["arm"])
+            totals[arm] = totals.get(arm, 0) + 1
+            for label in row["diagnosis"]:
+                counts.setdefault(arm, {})[label] = counts.get(arm, {}).get(label, 0) + 1
+    if not totals:
+        return []
+    labels = [label for label in LABELS if any(label in c for c in counts.values())]
+    rows = [
+        (
+            arm,
+            str(totals.get(arm, 0)),
+            *(_share(counts.get(arm, {}).get(label, 0), totals.get(arm, 0)) for label in labels),
+        )
+        for arm in a.arms
+        if arm in totals
+    ]
+    return [
+        Table(
+            key="diagnoses",
+            title="Diagnoses of FAIL verdicts per arm",
+            caption=(
+                "Each FAIL verdict (cell and schedule) diagnosed by the wrong semantics its final table "
+                "equals (docs/explain.md), pooled over the arm's FAIL verdicts; a verdict can carry "
+                "several labels. Computed by grade-run --explain."
+            ),
+            columns=("arm", "FAILs", *labels),
+            rows=tuple(rows),
+        )
+    ]
