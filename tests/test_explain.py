@@ -333,3 +333,24 @@ def test_grade_run_explain_stores_diagnoses_and_the_report_tables_them(tmp_path:
     assert report.returncode == 0, report.stderr
     written = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
     assert "Diagnoses of FAIL verdicts per arm" in written and "duplicates_counted" in written
+
+
+KEYED_HISTORY = """
+CREATE TABLE IF NOT EXISTS hist (event_id BIGINT PRIMARY KEY, ts_event TIMESTAMP,
+                                 store_id INTEGER, amount DECIMAL(12,2));
+INSERT INTO hist SELECT event_id, ts_event, store_id, amount FROM sales_batch;
+CREATE OR REPLACE TABLE daily_revenue AS
+SELECT store_id, CAST(ts_event AS DATE) AS day, CAST(SUM(amount) AS DECIMAL(18,2)) AS revenue,
+       COUNT(*) AS orders
+FROM hist GROUP BY ALL;
+"""
+
+
+def test_an_error_shrinks_keeping_its_class_and_the_story_shows_it() -> None:
+    task = get_task("daily_revenue")
+    schedule, log = build_schedule(task, "duplicate_delivery", 0)
+    data = explain(task, KEYED_HISTORY, schedule, log).to_json()
+    assert data["verdict"] == "ERROR" and data["error_class"] == "sql_error"
+    assert data["minimal"]["rows_delivered"] == 2 and len(data["minimal"]["batches"]) == 1
+    assert "duplicate key" in data["story"][-1]["error"]
+    assert "ERROR (sql_error)" in data["explanation"]

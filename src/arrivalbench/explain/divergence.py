@@ -89,6 +89,8 @@ class Step:
     """The target's rows the oracle after this batch lacks."""
     oracle_rows: list[dict[str, Any]]
     """The oracle's rows (after this batch) the target lacks."""
+    error: str | None = None
+    """The ERROR this batch ended in ("class: message"), if it did."""
 
 
 def observe(runner: Runner, deliveries: Deliveries) -> tuple[list[Step], str | None]:
@@ -106,8 +108,12 @@ def observe(runner: Runner, deliveries: Deliveries) -> tuple[list[Step], str | N
         equal = compare(expected, seen, target).equal
         extra, missing = ([], []) if equal else row_diff(expected, seen, target)
         steps.append(Step(k + 1, delivered, True, equal, extra, missing))
-    error = outcome.result.error.error_class if outcome.result.error else None
-    return steps, error
+    failure = outcome.result.error
+    if failure is not None and len(steps) < len(deliveries):
+        delivered = _delivered(runner, deliveries[len(steps)].rows)
+        what = f"{failure.error_class}: {failure.message}"
+        steps.append(Step(len(steps) + 1, delivered, False, False, [], [], what))
+    return steps, failure.error_class if failure else None
 
 
 def _delivered(runner: Runner, rows: tuple[int, ...]) -> list[dict[str, Any]]:
@@ -133,6 +139,7 @@ class Divergence:
 
 def first_divergence(steps: list[Step], error: str | None) -> Divergence:
     """The first batch whose target differs from the truth so far, with what differs there."""
+    steps = [s for s in steps if s.error is None]
     for step in steps:
         if step.defined and not step.equal:
             note = f"after batch {step.batch} the target first differs from the truth so far"

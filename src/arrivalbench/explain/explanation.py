@@ -50,6 +50,11 @@ class Explanation:
         """The explanation in plain words: one sentence per label."""
         if self.passed:
             return "PASS: nothing to explain."
+        if self.verdict == "ERROR":
+            return (
+                f"The replay ends in ERROR ({self.error_class}); the minimal schedule is the "
+                "smallest delivery that still raises it."
+            )
         labels = self.diagnosis or ["unclassified"]
         return " ".join(SENTENCES[label] for label in labels)
 
@@ -81,6 +86,7 @@ class Explanation:
                     "target_defined": s.defined,
                     "target_rows": s.target_rows,
                     "oracle_rows": s.oracle_rows,
+                    **({"error": s.error} if s.error is not None else {}),
                 }
                 for s in self.story
             ],

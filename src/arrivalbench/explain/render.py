@@ -60,7 +60,9 @@ def render(explanation: Explanation, console: Console, replay_hint: str | None =
         assert e.minimal is not None
         for step, delivery in zip(e.story, e.minimal.deliveries, strict=False):
             label = str(step.batch) + (" ✗crash" if delivery.crash else "")
-            if not step.defined:
+            if step.error is not None:
+                after = f"ERROR {step.error}"
+            elif not step.defined:
                 after = "(no target yet)"
             elif step.equal:
                 after = "= truth"
@@ -81,7 +83,9 @@ def render(explanation: Explanation, console: Console, replay_hint: str | None =
                 + (f"; truth {_values(d.oracle_rows[:2], ' ')}" if d.oracle_rows else ""),
                 highlight=False,
             )
-    labels = e.diagnosis or ["unclassified"]
+    if e.verdict == "ERROR":
+        console.print(e.sentence(), highlight=False)
+    labels = e.diagnosis or ([] if e.verdict == "ERROR" else ["unclassified"])
     for label in labels:
         console.print(f"Diagnosis: [bold]{label}[/]: {SENTENCES[label]}", highlight=False)
     if replay_hint:
