@@ -370,12 +370,19 @@ def _print_diagnoses(
     failed = [n for n, e in record["verdicts"].items() if e["verdict"] == "FAIL"]
     if not failed:
         return
+    from arrivalbench.sandbox import Sandbox
+
     out.print("Diagnosis:", style="dim")
-    for name in failed:
-        built, log = (prebuilt or {}).get(name) or grader.schedule(the_task, name)
-        labels = diagnose_schedule(the_task, script, built, log, grader.limits) or ["unclassified"]
-        sentence = SENTENCES[labels[0]].split(":")[0]
-        out.print(f"  {name}: {', '.join(labels)}: {sentence}.", highlight=False, soft_wrap=True)
+    with Sandbox() as sandbox:
+        for name in failed:
+            built, log = (prebuilt or {}).get(name) or grader.schedule(the_task, name)
+            labels = diagnose_schedule(the_task, script, built, log, grader.limits, sandbox) or [
+                "unclassified"
+            ]
+            sentence = SENTENCES[labels[0]].split(":")[0]
+            out.print(
+                f"  {name}: {', '.join(labels)}: {sentence}.", highlight=False, soft_wrap=True
+            )
     home = the_task.folder.parent
     private = grader.private
     command = explain_command(
