@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from arrivalbench.explain import explain
+from arrivalbench.explain import diagnose_schedule, explain
 from arrivalbench.explain.divergence import Step, first_divergence
 from arrivalbench.explain.runner import Runner
 from arrivalbench.explain.shrink import shrink
@@ -354,3 +354,20 @@ def test_an_error_shrinks_keeping_its_class_and_the_story_shows_it() -> None:
     assert data["minimal"]["rows_delivered"] == 2 and len(data["minimal"]["batches"]) == 1
     assert "duplicate key" in data["story"][-1]["error"]
     assert "ERROR (sql_error)" in data["explanation"]
+
+
+COLUMNS_FIXED_AT_FIRST_LOAD = """
+CREATE TABLE IF NOT EXISTS raw AS
+SELECT event_id, ts_event, user_id, action, NULL::VARCHAR AS page FROM clicks_batch LIMIT 0;
+INSERT INTO raw BY NAME SELECT event_id, ts_event, user_id, action FROM clicks_batch;
+CREATE OR REPLACE TABLE page_daily_views AS
+SELECT coalesce(page, 'unknown') AS page, CAST(ts_event AS DATE) AS day, count(*) AS views
+FROM (SELECT DISTINCT ON (event_id) * FROM raw) WHERE action = 'view' GROUP BY ALL;
+"""
+
+
+def test_a_column_never_picked_up_is_schema_column_lost() -> None:
+    task = get_task("page_views_schema")
+    schedule, log = build_schedule(task, "schema_evolution", 0)
+    labels = diagnose_schedule(task, COLUMNS_FIXED_AT_FIRST_LOAD, schedule, log)
+    assert labels == ["schema_column_lost"]

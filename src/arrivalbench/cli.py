@@ -379,7 +379,7 @@ def _print_diagnoses(
             labels = diagnose_schedule(the_task, script, built, log, grader.limits, sandbox) or [
                 "unclassified"
             ]
-            sentence = SENTENCES[labels[0]].split(":")[0]
+            sentence = SENTENCES[labels[0]].split(":")[0].rstrip(".")
             out.print(
                 f"  {name}: {', '.join(labels)}: {sentence}.", highlight=False, soft_wrap=True
             )

@@ -47,8 +47,8 @@ SENTENCES: dict[str, str] = {
         "same batch applies it twice (or skips it): the same schedule without the crash passes."
     ),
     "schema_column_lost": (
-        "A column that appeared mid-stream stays NULL for the rows delivered before it appeared: "
-        "the table equals the truth with those values missing."
+        "A column that appeared mid-stream is lost, NULL for the rows delivered before it "
+        "appeared or for every row: the table equals the truth with those values missing."
     ),
     "unclassified": (
         "The table equals none of the named wrong semantics; read the first batch where it left "
@@ -218,7 +218,8 @@ def crash_partial_apply(log: Log, schedule: Schedule) -> Iterator[dict[str, pa.T
 
 
 def schema_column_lost(log: Log, schedule: Schedule) -> Iterator[dict[str, pa.Table]]:
-    """The evolving column NULL for every event first delivered in a batch that lacked it."""
+    """The evolving column NULL for every event first delivered in a batch that lacked it; or
+    NULL throughout (a table whose columns were fixed by the first batch never picks it up)."""
     evolving = log.evolving()
     if evolving is None:
         return
@@ -226,18 +227,24 @@ def schema_column_lost(log: Log, schedule: Schedule) -> Iterator[dict[str, pa.Ta
     lacking = {
         row for d in schedule.deliveries if f"{name}.{column}" in d.omit_columns for row in d.rows
     }
-    firsts = _first(arrivals(schedule))
-    blank = {a.row for a in firsts if a.row in lacking}
-    if not blank:
+    if not lacking:
         return
-    rows = sorted(a.row for a in firsts)
+    firsts = sorted(a.row for a in _first(arrivals(schedule)))
+    for blank in ({row for row in firsts if row in lacking}, set(firsts)):
+        yield _blanked(log, firsts, name, column, blank)
+
+
+def _blanked(
+    log: Log, rows: list[int], name: str, column: str, blank: set[int]
+) -> dict[str, pa.Table]:
+    """The source tables of these rows with `column` of source `name` NULL on the `blank` rows."""
     tables = log.subset_tables(rows)
     _, where = log.split(np.array(rows, dtype=np.int64))[name]
-    mask = pa.array([rows[int(i)] in blank for i in where])
+    mask = pa.array([rows[int(i)] in blank for i in where], pa.bool_())
     table = tables[name]
     nulls = pa.nulls(table.num_rows, table.schema.field(column).type)
     tables[name] = _replace(table, column, pc.if_else(mask, nulls, table.column(column)))
-    yield tables
+    return tables
 
 
 SEMANTICS: dict[str, Variant] = {
