@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -16,7 +17,7 @@ from arrivalbench.explain import diagnose_schedule, explain
 from arrivalbench.explain.divergence import Step, first_divergence
 from arrivalbench.explain.runner import Runner
 from arrivalbench.explain.shrink import shrink
-from arrivalbench.schedules import Delivery, build_schedule
+from arrivalbench.schedules import Crash, Delivery, build_schedule
 from arrivalbench.spec import get_task
 
 SCRIPT = Path(sys.executable).parent / "arrivalbench"
@@ -244,15 +245,18 @@ def test_first_divergence_says_when_the_target_is_built_only_at_the_end() -> Non
 
 # --- 1-minimality, as a property ------------------------------------------------------------------
 
-CONTROLS = {"anti_join_only": ANTI_JOIN_ONLY, "watermark": WATERMARK}
+SUITE_CONTROLS = sorted(control.file for control in get_task("daily_revenue").spec.controls)
 
 
 @pytest.fixture(scope="module")
 def runners():
-    """One warm worker per control over the hidden log of daily_revenue."""
+    """One warm worker per suite control of daily_revenue, over its hidden log."""
     task = get_task("daily_revenue")
     schedule, log = build_schedule(task, "in_order_stream", 0)
-    opened = {name: Runner(task, script, schedule, log) for name, script in CONTROLS.items()}
+    opened = {
+        name: Runner(task, (task.folder / name).read_text(encoding="utf-8"), schedule, log)
+        for name in SUITE_CONTROLS
+    }
     yield opened
     for runner in opened.values():
         runner.close()
@@ -265,18 +269,25 @@ def runners():
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
-    control=st.sampled_from(sorted(CONTROLS)),
+    control=st.sampled_from(SUITE_CONTROLS),
     batches=st.lists(
-        st.lists(st.integers(min_value=0, max_value=40), min_size=1, max_size=4),
+        st.tuples(
+            st.lists(st.integers(min_value=0, max_value=40), min_size=1, max_size=4),
+            st.booleans(),
+        ),
         min_size=1,
         max_size=3,
     ),
 )
 def test_shrunk_schedules_fail_and_lose_the_failure_without_any_one_event(
-    runners, control: str, batches: list[list[int]]
+    runners, control: str, batches: list[tuple[list[int], bool]]
 ) -> None:
+    """Random small schedules (events of the log, copies, crashes) against the suite's controls."""
     runner = runners[control]
-    deliveries = tuple(Delivery(batch_id=i + 1, rows=tuple(rows)) for i, rows in enumerate(batches))
+    deliveries = tuple(
+        Delivery(batch_id=i + 1, rows=tuple(rows), crash=Crash(0, 1) if crashed else None)
+        for i, (rows, crashed) in enumerate(batches)
+    )
     verdict = runner.run(deliveries).verdict
     assume(verdict != ("PASS",))
     shrunk = shrink(runner, deliveries, verdict, budget_seconds=60)
@@ -285,9 +296,9 @@ def test_shrunk_schedules_fail_and_lose_the_failure_without_any_one_event(
     events = {row for d in shrunk.deliveries for row in d.rows}
     for event in events:
         fewer = tuple(
-            d2
+            dataclasses.replace(d, rows=rows)
             for d in shrunk.deliveries
-            if (d2 := Delivery(d.batch_id, tuple(r for r in d.rows if r != event))).rows
+            if (rows := tuple(r for r in d.rows if r != event))
         )
         assert not fewer or runner.run(fewer).verdict != verdict
 
