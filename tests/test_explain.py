@@ -162,6 +162,18 @@ def test_out_file_replayed_by_grade_reproduces_the_fail(explained, name: str) ->
     assert [v["verdict"] for v in verdicts.values()] == ["FAIL"]
 
 
+def test_explaining_the_out_file_again_finds_it_already_minimal(explained) -> None:
+    data, pipeline, minimal = explained["watermark"]
+    done = cli(
+        "explain", "--task", "daily_revenue", "--pipeline", pipeline, "--schedule", minimal,
+        "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    again = json.loads(done.stdout)
+    assert again["verdict"] == "FAIL" and again["minimal"] == data["minimal"]
+    assert again["diagnosis"] == data["diagnosis"]
+
+
 def test_a_passing_schedule_has_nothing_to_explain(tmp_path: Path) -> None:
     gold = get_task("daily_revenue").folder / "gold.sql"
     done = cli(
