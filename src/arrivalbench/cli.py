@@ -357,6 +357,149 @@ def grade(
             suite_dir=None if home == SUITE_DIR.resolve() else str(home),
         )
         out.print("  " + command, highlight=False, soft_wrap=True)
+    _print_diagnoses(the_task, script, record, prebuilt, grader, pipeline, seed, schedule_file)
+
+
+def _print_diagnoses(
+    the_task: Any,
+    script: str,
+    record: dict[str, Any],
+    prebuilt: dict[str, Any] | None,
+    grader: Any,
+    pipeline: Path,
+    seed: int,
+    schedule_file: Path | None,
+) -> None:
+    """One line per FAIL naming the mistake (explain's counterfactual diagnosis), and the command
+    that explains it in full."""
+    from arrivalbench.explain import SENTENCES, diagnose_schedule, explain_command
+    from arrivalbench.spec import SUITE_DIR
+
+    failed = [n for n, e in record["verdicts"].items() if e["verdict"] == "FAIL"]
+    if not failed:
+        return
+    from arrivalbench.sandbox import Sandbox
+
+    out.print("Diagnosis:", style="dim")
+    with Sandbox() as sandbox:
+        for name in failed:
+            built, log = (prebuilt or {}).get(name) or grader.schedule(the_task, name)
+            labels = diagnose_schedule(the_task, script, built, log, grader.limits, sandbox) or [
+                "unclassified"
+            ]
+            sentence = SENTENCES[labels[0]].split(":")[0].rstrip(".")
+            out.print(
+                f"  {name}: {', '.join(labels)}: {sentence}.", highlight=False, soft_wrap=True
+            )
+    home = the_task.folder.parent
+    private = grader.private
+    command = explain_command(
+        the_task.id,
+        str(schedule_file) if schedule_file is not None else failed[0],
+        seed,
+        str(pipeline),
+        seed_file=private.path if private is not None else None,
+        suite_dir=None if home == SUITE_DIR.resolve() else str(home),
+    )
+    out.print("Explain one with:", style="dim")
+    out.print("  " + command, highlight=False, soft_wrap=True)
+
+
+def _positive_seconds(param: typer.CallbackParam, value: float) -> float:
+    import math
+
+    if not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{param.opts[0]} {value}: must be a positive number of seconds.")
+    return value
+
+
+@app.command()
+def explain(
+    task: TaskOpt,
+    pipeline: Annotated[Path, typer.Option("--pipeline", "-p", help="The pipeline's SQL file.")],
+    schedule_name: Annotated[
+        str,
+        typer.Option(
+            "--schedule",
+            "-s",
+            help="The failing schedule: a name, or a file written by 'arrivalbench schedule' "
+            "(or by explain --out).",
+        ),
+    ],
+    seed: SeedOpt = DEFAULT_SEED,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    out_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Write the minimal schedule here, to replay with grade --schedule-file.",
+        ),
+    ] = None,
+    budget_seconds: Annotated[
+        float,
+        typer.Option(help="Seconds the shrinking may take.", callback=_positive_seconds),
+    ] = 60.0,
+    max_replays: Annotated[
+        int,
+        typer.Option(help="Replays the shrinking may make.", callback=_at_least(1)),
+    ] = 5000,
+    seed_file: SeedFileOpt = None,
+    suite_dir: SuiteDirOpt = None,
+) -> None:
+    """Explain a FAIL: the smallest failing delivery, the first batch that diverged, the mistake."""
+    from arrivalbench.explain import explain as explain_schedule
+    from arrivalbench.explain.render import render
+    from arrivalbench.grade import replay_command
+    from arrivalbench.schedules import build_schedule, load_schedule_file, schedule_to_json
+    from arrivalbench.spec import SUITE_DIR, get_task
+
+    use_suite(suite_dir)
+    the_task = get_task(task)
+    limits = Limits()
+    script = read_pipeline(pipeline, limits.max_script_bytes)
+    private = _secret(seed_file)
+    if Path(schedule_name).suffix == ".json" or Path(schedule_name).is_file():
+        built, log = load_schedule_file(schedule_name, the_task, private)
+        seed = built.seed
+    else:
+        built, log = build_schedule(the_task, schedule_name, seed, private)
+    explanation = explain_schedule(
+        the_task,
+        script,
+        built,
+        log,
+        limits,
+        budget_seconds=budget_seconds,
+        max_replays=max_replays,
+        seed=seed,
+    )
+    if out_path is not None and explanation.minimal is not None:
+        text = json.dumps(schedule_to_json(explanation.minimal, log), indent=1) + "\n"
+        tmp = out_path.with_name(out_path.name + ".tmp")
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(out_path)
+        except OSError as exc:
+            raise PipelineInputError(
+                f"{out_path}: cannot write the minimal schedule ({exc.strerror})."
+            ) from None
+    if as_json:
+        sys.stdout.write(json.dumps(explanation.to_json(), indent=1, ensure_ascii=False) + "\n")
+        return
+    hint = None
+    if out_path is not None and explanation.minimal is not None:
+        home = the_task.folder.parent
+        hint = replay_command(
+            the_task.id,
+            built.name,
+            seed,
+            str(pipeline),
+            schedule_file=str(out_path),
+            seed_file=private.path if built.seed_commitment is not None and private else None,
+            suite_dir=None if home == SUITE_DIR.resolve() else str(home),
+        )
+    render(explanation, out, hint)
 
 
 @app.command()
@@ -880,6 +1023,13 @@ def grade_run(
     ] = None,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
+    with_explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain",
+            help="Then diagnose every FAIL (one more replay each) into explanations.parquet.",
+        ),
+    ] = False,
 ) -> None:
     """Grade every ungraded (cell, schedule) of a run directory, resuming where a sweep stopped."""
     from collections import Counter
@@ -951,6 +1101,11 @@ def grade_run(
     )
     out.print(_run_kind(run), highlight=False)
     out.print(_summary_table(run))
+    if with_explain:
+        from arrivalbench.explain.diagnoses import EXPLANATIONS_FILE, explain_run
+
+        added = explain_run(run, private)
+        out.print(f"diagnosed {added} new FAIL verdicts into {EXPLANATIONS_FILE}", highlight=False)
 
 
 @app.command()

@@ -114,6 +114,14 @@ class Log:
             parts[spec.name] = (self.spine.row[rows[where]], where)
         return parts
 
+    def subset_tables(self, rows: tuple[int, ...] | np.ndarray) -> dict[str, pa.Table]:
+        """Per source, the rows at these spine positions (in the order given, repeats kept): the
+        log a shrunk schedule delivers, for an oracle over part of the log."""
+        return {
+            name: self.tables[name].take(pa.array(part, pa.int64()))
+            for name, (part, _) in self.split(rows).items()
+        }
+
     def fingerprint(self) -> str:
         """sha256 over event ids and times: identifies the log a schedule file was built from."""
         digest = hashlib.sha256()

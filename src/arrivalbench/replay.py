@@ -78,6 +78,9 @@ class ReplayResult:
     statement_seconds: float
     statements_run: int
     empty_script: bool = False
+    trace: tuple[pa.Table | None, ...] | None = None
+    """With `observe`, the target after each delivery (None where it did not exist yet); the
+    explain package reads it to find the first batch where the state left the truth."""
 
 
 def delivery_tables(log: Log, delivery: Delivery, first_seq: int) -> dict[str, pa.Table]:
@@ -192,12 +195,15 @@ def replay(
     limits: Limits,
     heartbeat: Heartbeat = lambda batch, stmt: None,
     cap: ResultCap | None = None,
+    observe: bool = False,
 ) -> ReplayResult:
     """Deliver every batch of the schedule, run the script once per delivery, read the target at the end.
 
     Every statement runs under the watchdog, with the lesser of its own timeout and what is left
     of the replay's wall budget; the target is evaluated into a session table under the same
     watchdog before a row of it is read, and one larger than `cap` is an ERROR, not a table.
+    With `observe`, the target is also read (under the same limits) after every delivery, into
+    `trace`; a read that fails or exceeds the cap ends the replay as it would at the end.
     """
     guard = watchdog()
     clock = _Clock(limits)
@@ -234,6 +240,7 @@ def replay(
         finally:
             session.close()  # a crash: whatever is uncommitted in this session is rolled back
 
+    trace: list[pa.Table | None] = []
     try:
         seq = 1
         for delivery in schedule.deliveries:
@@ -246,10 +253,18 @@ def replay(
             error = run(delivery, tables, len(statements))
             if error:
                 return ReplayResult(None, error, spent, ran)
+            if observe:
+                heartbeat(delivery.batch_id, None)
+                seen, error = _read_target(
+                    engine, database.session(), target, guard, clock, cap, delivery.batch_id
+                )
+                if error is not None and error.error_class != "missing_target":
+                    return ReplayResult(None, error, spent, ran)
+                trace.append(seen)
         last = schedule.deliveries[-1].batch_id if schedule.deliveries else None
         heartbeat(last or 0, None)
         result, error = _read_target(engine, database.session(), target, guard, clock, cap, last)
-        return ReplayResult(result, error, spent, ran)
+        return ReplayResult(result, error, spent, ran, trace=tuple(trace) if observe else None)
     finally:
         database.close()
 

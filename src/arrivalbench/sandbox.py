@@ -92,6 +92,8 @@ class ReplayJob:
     limits: Limits
     engine: str = "duckdb"
     cap: ResultCap | None = None
+    observe: bool = False
+    """Read the target after every delivery too (ReplayResult.trace), for `explain`."""
 
 
 def die_with_parent(parent: int | None = None) -> None:
@@ -170,6 +172,7 @@ def _serve(conn: Connection) -> None:
                 job.limits,
                 heartbeat=lambda batch, stmt: conn.send(("beat", batch, stmt)),
                 cap=job.cap,
+                observe=job.observe,
             )
             crashed = result.error is not None and result.error.error_class == "engine_crash"
             retire = crashed or _mapped_bytes() > RETIRE_MAPPED_BYTES

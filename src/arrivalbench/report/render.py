@@ -24,6 +24,7 @@ from arrivalbench.report.tables import (
     TestResult,
     arms_table,
     crash_table,
+    diagnosis_tables,
     guard_table,
     hazard_table,
     idioms_table,
@@ -113,6 +114,7 @@ def build_report(
         guard_figure(a),
         crash_table(a),
         idioms_table(a),
+        *diagnosis_tables(a),
     ]
     blocks = _numbered(blocks)
     return Report(

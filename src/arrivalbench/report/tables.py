@@ -883,3 +883,45 @@ def arms_table(a: Analysis, tests: list[TestResult]) -> Table:
         rows=tuple(rows),
         labels=8,
     )
+
+
+def diagnosis_tables(a: Analysis) -> list[Table]:
+    """How often each mistake occurs per arm, from explanations.parquet (`grade-run --explain`);
+    no table when no run has one."""
+    from arrivalbench.explain import LABELS
+    from arrivalbench.explain.diagnoses import read_explanations
+
+    counts: dict[str, dict[str, int]] = {}
+    totals: dict[str, int] = {}
+    for source in a.sources:
+        table = read_explanations(source.run)
+        for row in table.to_pylist() if table is not None else []:
+            arm = source.labels.get(row["arm"], row["arm"])
+            totals[arm] = totals.get(arm, 0) + 1
+            for label in row["diagnosis"]:
+                counts.setdefault(arm, {})[label] = counts.get(arm, {}).get(label, 0) + 1
+    if not totals:
+        return []
+    labels = [label for label in LABELS if any(label in c for c in counts.values())]
+    rows = [
+        (
+            arm,
+            _count(totals[arm]),
+            *(_share(counts.get(arm, {}).get(label, 0), totals[arm]) for label in labels),
+        )
+        for arm in a.arms
+        if arm in totals
+    ]
+    return [
+        Table(
+            key="diagnoses",
+            title="Diagnoses of FAIL verdicts per arm",
+            caption=(
+                "Each FAIL verdict (cell and schedule) diagnosed by the wrong semantics its final table "
+                "equals (docs/explain.md), pooled over the arm's FAIL verdicts; a verdict can carry "
+                "several labels. Computed by grade-run --explain."
+            ),
+            columns=("arm", "FAILs", *labels),
+            rows=tuple(rows),
+        )
+    ]
