@@ -69,6 +69,8 @@ class TaskGate:
     violations: list[Violation] = field(default_factory=list)
     seeds: list[int] = field(default_factory=list)
     """The seeds it was gated at; `verdicts` are the first's, `earned_by` holds at every one."""
+    oracle_runs: bool = True
+    """False when oracle.sql did not run: nothing else was checked, at this seed or any later."""
 
     @property
     def admitted(self) -> bool:
@@ -114,6 +116,9 @@ def gate_task_at_seeds(task: Task, grader: Grader, seeds: list[int]) -> TaskGate
             Violation(v.task, v.artifact, v.schedule, v.message, tag) for v in one.violations
         ]
         result.seeds.append(seed)
+        if not one.oracle_runs:  # a defect of the task itself: another seed would repeat it
+            result.oracle_runs = False
+            break
         if index == 0:
             result.verdicts, result.earned_by = one.verdicts, one.earned_by
         else:
@@ -169,6 +174,7 @@ def gate_task(task: Task, grader: Grader, seed_independent: bool = True) -> Task
             violate(
                 f"{first_line} (the gold, controls and baselines were not graded)", "oracle.sql"
             )
+            result.oracle_runs = False
             return result
 
     artifacts = [(GOLD, task.gold_sql, set())] + [
