@@ -1,0 +1,290 @@
+"""dbt projects: the user's incremental model run once per delivery, in-process, in the worker.
+
+dbt-core and dbt-duckdb are the optional extra `arrivalbench[dbt]`. The project is copied to a
+scratch folder (the user's folder is never written), and dbt reads a profile the harness writes
+there (`--profiles-dir`: the user's profiles.yml is never read), pointing at one DuckDB file in
+the scratch folder. Each replay starts from a new file; per delivery the harness lands the batch
+in the named source table and runs `dbt run --select +MODEL` through `dbtRunner` (about 0.2 s
+warm, against seconds for the CLI); the full refresh runs `--full-refresh` over every event
+once. The file's path never changes, so dbt's partial parse survives from replay to replay.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import yaml
+
+from arrivalbench.check.delivery import Mode, arrival_base, delivered_table, stamp
+from arrivalbench.check.jobs import LogFile, full_refresh_schedule
+from arrivalbench.engines import Engine, Limits, Statement
+from arrivalbench.engines.duckdb import DuckDBSession
+from arrivalbench.errors import CheckInputError
+from arrivalbench.replay import Heartbeat, ReplayResult, ResultCap, RunError
+
+INSTALL_HINT = "install the dbt extra: pip install 'arrivalbench[dbt]'"
+DATABASE_FILE = "replay.duckdb"
+IGNORED = shutil.ignore_patterns("target", "logs", ".git", "*.duckdb", "*.duckdb.wal", ".venv")
+
+
+def _runner() -> Any:
+    try:
+        from dbt.cli.main import dbtRunner
+    except ImportError:
+        raise CheckInputError(
+            f"--dbt-project needs dbt-core and dbt-duckdb; {INSTALL_HINT}."
+        ) from None
+    return dbtRunner()
+
+
+@dataclass(frozen=True)
+class DbtProject:
+    """A scratch copy of the user's project, with the harness's profile and what parse found."""
+
+    scratch: str
+    model: str
+    source_relation: str
+    """'schema.table' of the source the harness fills."""
+    source_table: str
+    """The source's table name alone (the table an --oracle query reads)."""
+    model_relation: str
+    """'schema.alias' of the model's relation: the target."""
+    upstream_models: tuple[str, ...] = ()
+
+    @property
+    def project_dir(self) -> str:
+        return os.path.join(self.scratch, "project")
+
+    def args(self) -> list[str]:
+        return [
+            "--project-dir",
+            self.project_dir,
+            "--profiles-dir",
+            os.path.join(self.scratch, "profiles"),
+            "--target-path",
+            os.path.join(self.scratch, "target"),
+            "--log-path",
+            os.path.join(self.scratch, "logs"),
+            "--log-level",
+            "none",
+            "--log-level-file",
+            "none",
+            "--no-use-colors",
+            "--no-send-anonymous-usage-stats",
+            "--no-version-check",
+            "-q",
+        ]
+
+    @property
+    def database(self) -> str:
+        return os.path.join(self.scratch, DATABASE_FILE)
+
+
+def _profile_name(project: Path) -> str:
+    path = project / "dbt_project.yml"
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        first = str(exc).splitlines()[0]
+        raise CheckInputError(f"{path}: cannot read the dbt project file ({first}).") from None
+    if not isinstance(data, dict) or not isinstance(data.get("profile"), str):
+        raise CheckInputError(f"{path}: names no 'profile:'; add one (any name).")
+    return data["profile"]
+
+
+def prepare_project(
+    project: Path, model: str, source: str, scratch: str, limits: Limits
+) -> DbtProject:
+    """Copy the project, write the profile, parse it: the model and source relations, or a
+    CheckInputError naming what does not exist or does not parse."""
+    if not (project / "dbt_project.yml").is_file():
+        raise CheckInputError(
+            f"--dbt-project {project}: no dbt_project.yml there; pass the folder of a dbt project."
+        )
+    if source.count(".") != 1:
+        raise CheckInputError(
+            f"--source {source}: name the dbt source as SOURCE.TABLE (e.g. raw.orders), as in "
+            "{{ source('raw', 'orders') }}."
+        )
+    runner = _runner()
+    profile = _profile_name(project)
+    shutil.copytree(project, os.path.join(scratch, "project"), ignore=IGNORED)
+    os.makedirs(os.path.join(scratch, "profiles"))
+    settings = {"threads": 1, "memory_limit": limits.memory_limit}
+    output = {"type": "duckdb", "path": os.path.join(scratch, DATABASE_FILE), "threads": 1}
+    config = {profile: {"target": "check", "outputs": {"check": {**output, "settings": settings}}}}
+    Path(scratch, "profiles", "profiles.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    shell = DbtProject(scratch, model, "", "", "")
+    with contextlib.redirect_stdout(io.StringIO()):
+        result = runner.invoke(["parse", *shell.args()])
+    _close_adapter()
+    if not result.success:
+        message = str(result.exception or "dbt parse failed").strip().splitlines()
+        detail = " ".join(line.strip() for line in message if line.strip())[:300]
+        raise CheckInputError(f"--dbt-project {project}: the project does not parse ({detail}).")
+    manifest = result.result
+    source_name, table_name = source.split(".")
+    sources = [
+        s for s in manifest.sources.values() if (s.source_name, s.name) == (source_name, table_name)
+    ]
+    if not sources:
+        known = sorted(f"{s.source_name}.{s.name}" for s in manifest.sources.values())
+        raise CheckInputError(
+            f"--source {source}: no such source in {project} "
+            f"(sources: {', '.join(known) or 'none'}); declare it in a sources .yml file."
+        )
+    models = [n for n in manifest.nodes.values() if n.resource_type == "model" and n.name == model]
+    if not models:
+        import difflib
+
+        names = sorted(n.name for n in manifest.nodes.values() if n.resource_type == "model")
+        close = difflib.get_close_matches(model, names, n=1)
+        hint = f" Did you mean '{close[0]}'?" if close else f" Models: {', '.join(names)}."
+        raise CheckInputError(f"--model {model}: no such model in {project}.{hint}")
+    node = models[0]
+    upstream = tuple(
+        manifest.nodes[d].name
+        for d in node.depends_on.nodes
+        if d in manifest.nodes and manifest.nodes[d].resource_type == "model"
+    )
+    found = sources[0]
+    return DbtProject(
+        scratch=scratch,
+        model=model,
+        source_relation=f"{found.schema}.{found.identifier}",
+        source_table=found.identifier,
+        model_relation=f"{node.schema}.{node.alias}",
+        upstream_models=upstream,
+    )
+
+
+def dbt_version() -> str:
+    try:
+        from dbt.version import __version__
+
+        return str(__version__)
+    except ImportError:
+        return "not installed"
+
+
+def _close_adapter() -> None:
+    """Close dbt-duckdb's process-wide connection, so the next replay's new file is really new
+    (otherwise DuckDB's instance cache hands back the old database)."""
+    try:
+        from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+    except ImportError:
+        return
+    env = DuckDBConnectionManager._ENV
+    if env is not None:
+        with contextlib.suppress(Exception):
+            env.close()
+    DuckDBConnectionManager._ENV = None
+
+
+def _failure(result: Any) -> str:
+    """What made a dbt invocation fail, in one message."""
+    if result.exception is not None:
+        return str(result.exception).strip()
+    for node in getattr(result.result, "results", None) or ():
+        if str(node.status).lower() in ("error", "fail", "runstatus.error"):
+            return f"{node.node.name}: {str(node.message).strip()}"
+    return "dbt run failed"
+
+
+_RUNNER: Any = None
+
+
+@dataclass(frozen=True)
+class DbtCheckJob:
+    """One replay of the dbt model in the worker (or, with `first_arrivals`, its full refresh)."""
+
+    project: DbtProject
+    limits: Limits
+    log: LogFile
+    schedule: Any
+    mode: Mode
+    arrival_column: str | None
+    first_arrivals: np.ndarray | None = field(default=None, repr=False)
+    script: None = None
+    engine: str = "duckdb"
+    cap: ResultCap | None = None
+
+    def run(
+        self, engine: Engine, statements: list[Statement], heartbeat: Heartbeat
+    ) -> ReplayResult:
+        global _RUNNER
+        if _RUNNER is None:
+            _RUNNER = _runner()
+        log = self.log.load()
+        full = self.schedule is None
+        schedule = full_refresh_schedule(log) if full else self.schedule
+        base = arrival_base(log)
+        deadline = time.monotonic() + self.limits.replay_timeout
+        database = self.project.database
+        _close_adapter()
+        for path in (database, database + ".wal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)
+        spent = 0.0
+        runs = 0
+        selector = ["run", "--select", f"+{self.project.model}", *self.project.args()]
+        for index, delivery in enumerate(schedule.deliveries):
+            attempts = 2 if delivery.crash is not None else 1
+            for attempt in range(attempts):
+                stamps = self.first_arrivals if full else stamp(base, index, attempt)
+                table = delivered_table(
+                    log, delivery.rows, delivery.omit_columns, self.arrival_column, stamps
+                )
+                self._land(table)
+                if attempt < attempts - 1:
+                    continue  # the crash: the run after this landing never happened
+                if time.monotonic() > deadline:
+                    message = f"the replay exceeded its {self.limits.replay_timeout:g} s budget"
+                    return ReplayResult(
+                        None, RunError("timeout", delivery.batch_id, None, message), spent, runs
+                    )
+                heartbeat(delivery.batch_id, 1)
+                started = time.perf_counter()
+                with contextlib.redirect_stdout(io.StringIO()):
+                    result = _RUNNER.invoke([*selector, *(["--full-refresh"] if full else [])])
+                _close_adapter()
+                spent += time.perf_counter() - started
+                runs += 1
+                if not result.success:
+                    error = RunError("sql_error", delivery.batch_id, None, _failure(result))
+                    return ReplayResult(None, error, spent, runs)
+        heartbeat(schedule.deliveries[-1].batch_id, None)
+        return self._read_target(spent, runs, schedule.deliveries[-1].batch_id)
+
+    def _land(self, table: pa.Table) -> None:
+        con = duckdb.connect(self.project.database, config={"threads": 1})
+        try:
+            session = DuckDBSession(con.cursor())
+            if self.mode == "batch":
+                schema, name = self.project.source_relation.split(".")
+                con.execute(f'DROP TABLE IF EXISTS "{schema}"."{name}"')
+            session.append_batch(self.project.source_relation, table)
+        finally:
+            con.close()
+
+    def _read_target(self, spent: float, runs: int, last: int) -> ReplayResult:
+        schema, name = self.project.model_relation.split(".")
+        con = duckdb.connect(self.project.database, config={"threads": 1})
+        try:
+            table = con.execute(f'SELECT * FROM "{schema}"."{name}"').to_arrow_table()
+        except duckdb.CatalogException:
+            message = f"model relation {self.project.model_relation} does not exist after the last delivery"
+            return ReplayResult(None, RunError("missing_target", last, None, message), spent, runs)
+        finally:
+            con.close()
+        return ReplayResult(table, None, spent, runs)
