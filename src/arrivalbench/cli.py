@@ -510,9 +510,7 @@ def check(
     started = time.monotonic()
 
     def progress(name: str, done: int, total: int, entry: dict[str, Any] | None) -> None:
-        if not total:
-            err.print(f"check: {name} …", highlight=False)
-        elif entry is not None:
+        if entry is not None:
             verdict = entry["verdict"]
             err.print(
                 f"check: [{done}/{total}] {name}: [{VERDICT_STYLE[verdict]}]{verdict}[/] "

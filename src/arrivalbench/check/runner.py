@@ -187,7 +187,6 @@ class Check:
             from arrivalbench.check.dbt import prepare_project
 
             assert config.dbt_project and config.model and config.source
-            self.on_progress("parsing the dbt project", 0, 0, None)
             project = prepare_project(
                 config.dbt_project, config.model, config.source, self._scratch, config.limits
             )
