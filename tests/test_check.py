@@ -438,3 +438,21 @@ def test_dbt_bad_input_is_one_line_and_exit_2(orders: Path, shop: Path, case: st
     assert done.returncode == 2, (done.stdout, done.stderr)
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0], done.stderr
+
+
+def test_duplicate_delivery_on_a_million_events_gives_the_plain_list_result():
+    """duplicate_delivery inserted each copy with list.index/list.insert, quadratic in the batch
+    size (minutes on a user's 10^6-event log); its chunked list must give the same rows."""
+    from arrivalbench.schedules import _ChunkedList
+
+    rng = np.random.default_rng(11)
+    for n in (1, 2, 150, 2_000):
+        rows = [int(x) for x in rng.permutation(n)]
+        plain, chunked = list(rows), _ChunkedList(list(rows))
+        for row in rng.choice(rows, size=int(rng.integers(0, n + 1)), replace=False):
+            at = plain.index(int(row))
+            assert chunked.index(int(row)) == at
+            k = int(rng.integers(at + 1, len(plain) + 1))
+            plain.insert(k, int(row))
+            chunked.insert(k, int(row))
+        assert chunked.to_list() == plain
