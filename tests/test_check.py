@@ -232,6 +232,18 @@ def test_sql_with_a_given_oracle(orders: Path, tmp_path: Path):
     assert record["verdicts"]["single_batch"]["diff"]["changed_columns"] == {"orders": 10}
 
 
+def test_a_pipeline_that_raises_is_an_error_not_bad_input(orders: Path, tmp_path: Path):
+    pipeline = write(tmp_path, "p.sql", "INSERT INTO daily_orders SELECT * FROM raw_orders;")
+    code, record, _ = check_json(
+        "--pipeline", pipeline, "--log", orders, *SQL_ARGS, *LOG_ARGS,
+        "--schedules", "in_order_stream",
+    )  # fmt: skip
+    assert code == 1
+    entry = record["verdicts"]["in_order_stream"]
+    assert entry["verdict"] == "ERROR" and entry["error_class"] == "sql_error"
+    assert entry["batch"] == 1 and "daily_orders" in entry["message"]
+
+
 def test_junit_xml_has_one_testcase_per_schedule(orders: Path, tmp_path: Path):
     pipeline = write(tmp_path, "bad.sql", REPLACE_DAYS)
     report = tmp_path / "out" / "check.xml"
@@ -307,6 +319,7 @@ def _bad_logs(folder: Path) -> dict[str, Path]:
         ("no_target", "needs --target"),
         ("unknown_schedule", "Unknown schedule 'late_arival'"),
         ("bad_mode", "--mode stream"),
+        ("qualified_target", "--target main.daily_orders: give the table's name alone"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(orders: Path, tmp_path: Path, case: str, needle: str):
@@ -329,6 +342,8 @@ def test_bad_input_is_one_line_and_exit_2(orders: Path, tmp_path: Path, case: st
         args += ["--schedules", "late_arival"]
     elif case == "bad_mode":
         args += ["--mode", "stream"]
+    elif case == "qualified_target":
+        args[args.index("daily_orders")] = "main.daily_orders"
     done = cli("check", *args)
     assert done.returncode == 2, (done.stdout, done.stderr)
     lines = done.stderr.strip().splitlines()

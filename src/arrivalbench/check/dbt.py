@@ -263,7 +263,12 @@ class DbtCheckJob:
                 table = delivered_table(
                     log, delivery.rows, delivery.omit_columns, self.arrival_column, stamps
                 )
-                self._land(table)
+                try:
+                    self._land(table)
+                except duckdb.Error as exc:  # e.g. the model dropped or reshaped the source
+                    message = f"loading the delivery into {self.project.source_relation}: {exc}"
+                    error = RunError("sql_error", delivery.batch_id, None, message)
+                    return ReplayResult(None, error, spent, runs)
                 if attempt < attempts - 1:
                     continue  # the crash: the run after this landing never happened
                 if time.monotonic() > deadline:

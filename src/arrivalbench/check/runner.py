@@ -92,6 +92,16 @@ def validate(config: CheckConfig) -> None:
                     f"check: {flag} is for --pipeline; a dbt model's source is --source "
                     "SOURCE.TABLE and its target is the model's relation."
                 )
+    if config.target and "." in config.target:
+        raise UsageError(
+            f"--target {config.target}: give the table's name alone; the pipeline's tables live "
+            "in its database's default schema."
+        )
+    if config.source_table and "." in config.source_table and config.resolved_mode == "batch":
+        raise UsageError(
+            f"--source-table {config.source_table}: in batch mode the delivery is a TEMP table, "
+            "which has no schema; give the name alone, or use --mode landing."
+        )
     if config.mode is not None and config.mode not in MODES:
         raise UsageError(f"--mode {config.mode}: give batch or landing.")
     if config.oracle is not None and not config.oracle.is_file():
@@ -325,15 +335,7 @@ class Check:
         target: str,
         config: CheckConfig,
     ) -> dict[str, Any]:
-        if isinstance(expected, RunError):
-            return {
-                "verdict": "ERROR",
-                "error_class": "oracle_failed",
-                "batch": None,
-                "statement": expected.statement,
-                "message": f"the full refresh over the complete log failed: {expected.message}",
-            }
-        if result.error is not None:
+        if result.error is not None:  # the replay's own error says most
             error = result.error
             return {
                 "verdict": "ERROR",
@@ -341,6 +343,14 @@ class Check:
                 "batch": error.batch,
                 "statement": error.statement,
                 "message": error.message,
+            }
+        if isinstance(expected, RunError):
+            return {
+                "verdict": "ERROR",
+                "error_class": "oracle_failed",
+                "batch": None,
+                "statement": expected.statement,
+                "message": f"the full refresh over the complete log failed: {expected.message}",
             }
         assert result.target is not None
         wanted = drop_ignored(expected, config.ignore_columns)
