@@ -12,6 +12,8 @@ once. The file's path never changes, so dbt's partial parse survives from replay
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import importlib.util
 import io
 import os
 import shutil
@@ -32,6 +34,7 @@ from arrivalbench.engines.duckdb import DuckDBSession
 from arrivalbench.errors import CheckInputError
 from arrivalbench.replay import Heartbeat, ReplayResult, ResultCap, RunError
 
+_RUNNERS: dict[str, Any] = {}
 INSTALL_HINT = "install the dbt extra: pip install 'arrivalbench[dbt]'"
 DATABASE_FILE = "replay.duckdb"
 IGNORED = shutil.ignore_patterns("target", "logs", ".git", "*.duckdb", "*.duckdb.wal", ".venv")
@@ -102,11 +105,16 @@ def _profile_name(project: Path) -> str:
     return data["profile"]
 
 
-def prepare_project(
+def copy_project(
     project: Path, model: str, source: str, scratch: str, limits: Limits
 ) -> DbtProject:
-    """Copy the project, write the profile, parse it: the model and source relations, or a
-    CheckInputError naming what does not exist or does not parse."""
+    """Copy the project to the scratch folder and write the harness's profile there. What the
+    project holds (the model, the source) is learnt by parsing it in the worker: `ParseJob`."""
+    if (
+        importlib.util.find_spec("dbt") is None
+        or importlib.util.find_spec("dbt.adapters.duckdb") is None
+    ):
+        raise CheckInputError(f"--dbt-project needs dbt-core and dbt-duckdb; {INSTALL_HINT}.")
     if not (project / "dbt_project.yml").is_file():
         raise CheckInputError(
             f"--dbt-project {project}: no dbt_project.yml there; pass the folder of a dbt project."
@@ -116,7 +124,6 @@ def prepare_project(
             f"--source {source}: name the dbt source as SOURCE.TABLE (e.g. raw.orders), as in "
             "{{ source('raw', 'orders') }}."
         )
-    runner = _runner()
     profile = _profile_name(project)
     shutil.copytree(project, os.path.join(scratch, "project"), ignore=IGNORED)
     os.makedirs(os.path.join(scratch, "profiles"))
@@ -124,15 +131,15 @@ def prepare_project(
     output = {"type": "duckdb", "path": os.path.join(scratch, DATABASE_FILE), "threads": 1}
     config = {profile: {"target": "check", "outputs": {"check": {**output, "settings": settings}}}}
     Path(scratch, "profiles", "profiles.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    shell = DbtProject(scratch, model, "", "", "")
-    with contextlib.redirect_stdout(io.StringIO()):
-        result = runner.invoke(["parse", *shell.args()])
-    _close_adapter()
-    if not result.success:
-        message = str(result.exception or "dbt parse failed").strip().splitlines()
-        detail = " ".join(line.strip() for line in message if line.strip())[:300]
-        raise CheckInputError(f"--dbt-project {project}: the project does not parse ({detail}).")
-    manifest = result.result
+    return DbtProject(scratch, model, "", "", "")
+
+
+BAD_PROJECT = "bad_dbt_project"
+"""The error class a ParseJob reports for a project, model or source the user must fix."""
+
+
+def _resolve(manifest: Any, project: DbtProject, where: str, source: str) -> DbtProject:
+    """The source's and model's relations from a parsed manifest, or a CheckInputError."""
     source_name, table_name = source.split(".")
     sources = [
         s for s in manifest.sources.values() if (s.source_name, s.name) == (source_name, table_name)
@@ -140,9 +147,10 @@ def prepare_project(
     if not sources:
         known = sorted(f"{s.source_name}.{s.name}" for s in manifest.sources.values())
         raise CheckInputError(
-            f"--source {source}: no such source in {project} "
+            f"--source {source}: no such source in {where} "
             f"(sources: {', '.join(known) or 'none'}); declare it in a sources .yml file."
         )
+    model = project.model
     models = [n for n in manifest.nodes.values() if n.resource_type == "model" and n.name == model]
     if not models:
         import difflib
@@ -150,7 +158,7 @@ def prepare_project(
         names = sorted(n.name for n in manifest.nodes.values() if n.resource_type == "model")
         close = difflib.get_close_matches(model, names, n=1)
         hint = f" Did you mean '{close[0]}'?" if close else f" Models: {', '.join(names)}."
-        raise CheckInputError(f"--model {model}: no such model in {project}.{hint}")
+        raise CheckInputError(f"--model {model}: no such model in {where}.{hint}")
     node = models[0]
     upstream = tuple(
         manifest.nodes[d].name
@@ -158,9 +166,8 @@ def prepare_project(
         if d in manifest.nodes and manifest.nodes[d].resource_type == "model"
     )
     found = sources[0]
-    return DbtProject(
-        scratch=scratch,
-        model=model,
+    return dataclasses.replace(
+        project,
         source_relation=f"{found.schema}.{found.identifier}",
         source_table=found.identifier,
         model_relation=f"{node.schema}.{node.alias}",
@@ -168,12 +175,65 @@ def prepare_project(
     )
 
 
-def dbt_version() -> str:
-    try:
-        from dbt.version import __version__
+@dataclass(frozen=True)
+class ParseJob:
+    """Parse the project in the worker (which then keeps the manifest for the replays): its
+    `target` is a one-row table of the resolved relations, or its error a BAD_PROJECT message."""
 
-        return str(__version__)
-    except ImportError:
+    project: DbtProject
+    source: str
+    where: str
+    limits: Limits
+    script: None = None
+    engine: str = "duckdb"
+    cap: ResultCap | None = None
+
+    def run(
+        self, engine: Engine, statements: list[Statement], heartbeat: Heartbeat
+    ) -> ReplayResult:
+        with contextlib.redirect_stdout(io.StringIO()):
+            result = _runner().invoke(["parse", *self.project.args()])
+        _close_adapter()
+        if not result.success:
+            lines = str(result.exception or "dbt parse failed").strip().splitlines()
+            detail = " ".join(line.strip() for line in lines if line.strip())[:300]
+            message = f"--dbt-project {self.where}: the project does not parse ({detail})."
+            return ReplayResult(None, RunError(BAD_PROJECT, None, None, message), 0.0, 0)
+        try:
+            resolved = _resolve(result.result, self.project, self.where, self.source)
+        except CheckInputError as exc:
+            return ReplayResult(None, RunError(BAD_PROJECT, None, None, str(exc)), 0.0, 0)
+        from dbt.cli.main import dbtRunner
+
+        _RUNNERS.clear()
+        _RUNNERS[self.project.scratch] = dbtRunner(manifest=result.result)
+        fields = ("source_relation", "source_table", "model_relation")
+        row = {name: [getattr(resolved, name)] for name in fields}
+        row["upstream_models"] = [",".join(resolved.upstream_models)]
+        return ReplayResult(pa.table(row), None, 0.0, 0)
+
+
+def parsed_project(project: DbtProject, result: ReplayResult) -> DbtProject:
+    """The project with what its ParseJob found; a CheckInputError for what the user must fix."""
+    if result.error is not None:
+        if result.error.error_class == BAD_PROJECT:
+            raise CheckInputError(result.error.message)
+        raise CheckInputError(
+            f"dbt could not parse the project ({result.error.error_class}: "
+            f"{result.error.message.splitlines()[0] if result.error.message else ''})."
+        )
+    assert result.target is not None
+    row = result.target.to_pylist()[0]
+    upstream = tuple(m for m in row.pop("upstream_models").split(",") if m)
+    return dataclasses.replace(project, upstream_models=upstream, **row)
+
+
+def dbt_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"dbt-core {version('dbt-core')}, dbt-duckdb {version('dbt-duckdb')}"
+    except PackageNotFoundError:
         return "not installed"
 
 
@@ -201,20 +261,10 @@ def _failure(result: Any) -> str:
     return "dbt run failed"
 
 
-_RUNNERS: dict[str, Any] = {}
-
-
 def _warm_runner(project: DbtProject) -> Any:
-    """A dbtRunner holding the project's parsed manifest, so a run skips parsing (per worker)."""
-    if project.scratch not in _RUNNERS:
-        with contextlib.redirect_stdout(io.StringIO()):
-            parsed = _runner().invoke(["parse", *project.args()])
-        _close_adapter()
-        from dbt.cli.main import dbtRunner
-
-        _RUNNERS.clear()
-        _RUNNERS[project.scratch] = dbtRunner(manifest=parsed.result) if parsed.success else None
-    return _RUNNERS[project.scratch] or _runner()
+    """The dbtRunner holding the project's parsed manifest (ParseJob made it in this worker), so
+    a run skips parsing; a plain one if this worker is not the one that parsed."""
+    return _RUNNERS.get(project.scratch) or _runner()
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,8 @@ def delivered_table(
 ) -> pa.Table:
     """The rows of one delivery (arrival order kept), without omitted columns, stamped."""
     table = log.table.take(pa.array(np.asarray(rows, dtype=np.int64), pa.int64()))
-    drop = [entry.split(".", 1)[1] for entry in omit if "." in entry]
+    mine = log.source.name + "."
+    drop = [entry.removeprefix(mine) for entry in omit if entry.startswith(mine)]
     drop = [c for c in drop if c in table.column_names]
     if drop:
         table = table.drop_columns(drop)

@@ -180,38 +180,39 @@ class Check:
     config: CheckConfig
     on_progress: Callable[[str, int, int, dict[str, Any] | None], None] = lambda *a: None
     _scratch: str = field(default="", init=False)
+    _sandbox: Sandbox = field(default_factory=Sandbox, init=False, repr=False)
 
     def run(self, script: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
         config = self.config
         validate(config)
         names = resolve(config.schedules)
         self._scratch = tempfile.mkdtemp(prefix="arrivalbench-check-")
+        self._sandbox = Sandbox()
         try:
             return self._run(script, names)
         finally:
+            self._sandbox.close()
             shutil.rmtree(self._scratch, ignore_errors=True)
 
     def _run(self, script: str | None, names: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
         config = self.config
         mode = config.resolved_mode
         project = None
+        sandbox = self._sandbox
+        log = read_log(config.log, config.columns, config.source or config.source_table or "")
         if config.is_dbt:
-            from arrivalbench.check.dbt import prepare_project
+            from arrivalbench.check.dbt import ParseJob, copy_project, parsed_project
 
             assert config.dbt_project and config.model and config.source
-            project = prepare_project(
+            project = copy_project(
                 config.dbt_project, config.model, config.source, self._scratch, config.limits
             )
-            source_name, oracle_table, target = (
-                project.source_relation,
-                project.source_table,
-                config.model,
-            )
+            parse = ParseJob(project, config.source, str(config.dbt_project), config.limits)
+            project = parsed_project(project, sandbox.run(parse))
+            oracle_table, target = project.source_table, config.model
         else:
             assert config.source_table and config.target
-            source_name = oracle_table = config.source_table
-            target = config.target
-        log = read_log(config.log, config.columns, source_name)
+            oracle_table, target = config.source_table, config.target
         schedules, skipped = plan(log, names, config.seed)
         fingerprint = log.fingerprint()
         log_file = LogFile.save(log, str(Path(self._scratch, "log.arrow")))
@@ -262,26 +263,25 @@ class Check:
                     spent["runs"] += 1
             return expected_cache[key]
 
-        with Sandbox() as sandbox:
-            total = len(schedules)
-            for i, (name, schedule) in enumerate(schedules.items()):
-                self.on_progress(name, i, total, None)
-                expected = expected_for(schedule, sandbox)
-                started = time.perf_counter()
-                result = sandbox.run(job(schedule, None))
-                if result.empty_script:
-                    assert result.error is not None
-                    raise CheckInputError(
-                        f"{config.pipeline}: {result.error.message}; give at least one statement."
-                    )
-                entry = self._verdict(expected, result, target, config)
-                entry["schedule_sha256"] = schedule_digest(schedule, fingerprint)
-                verdicts[name] = entry
-                timings[name] = {  # the full refresh's own time is timings["full_refresh"]
-                    "wall_seconds": round(time.perf_counter() - started, 6),
-                    "statement_seconds": round(result.statement_seconds, 6),
-                }
-                self.on_progress(name, i + 1, total, entry)
+        total = len(schedules)
+        for i, (name, schedule) in enumerate(schedules.items()):
+            self.on_progress(name, i, total, None)
+            expected = expected_for(schedule, sandbox)
+            started = time.perf_counter()
+            result = sandbox.run(job(schedule, None))
+            if result.empty_script:
+                assert result.error is not None
+                raise CheckInputError(
+                    f"{config.pipeline}: {result.error.message}; give at least one statement."
+                )
+            entry = self._verdict(expected, result, target, config)
+            entry["schedule_sha256"] = schedule_digest(schedule, fingerprint)
+            verdicts[name] = entry
+            timings[name] = {  # the full refresh's own time is timings["full_refresh"]
+                "wall_seconds": round(time.perf_counter() - started, 6),
+                "statement_seconds": round(result.statement_seconds, 6),
+            }
+            self.on_progress(name, i + 1, total, entry)
         if config.is_dbt:
             from arrivalbench.check.dbt import dbt_version
 
