@@ -3,10 +3,13 @@
 dbt-core and dbt-duckdb are the optional extra `arrivalbench[dbt]`. The project is copied to a
 scratch folder (the user's folder is never written), and dbt reads a profile the harness writes
 there (`--profiles-dir`: the user's profiles.yml is never read), pointing at one DuckDB file in
-the scratch folder. Each replay starts from a new file; per delivery the harness lands the batch
-in the named source table and runs `dbt run --select +MODEL` through `dbtRunner` (about 0.2 s
-warm, against seconds for the CLI); the full refresh runs `--full-refresh` over every event
-once. The file's path never changes, so dbt's partial parse survives from replay to replay.
+the scratch folder. dbt runs in the sandbox worker, in-process: the worker parses the project
+once (ParseJob: a project that does not parse, a model or source that does not exist is bad
+input) and keeps a `dbtRunner` holding the manifest. Each replay starts from a new file at the
+same path (a new path would change the profile); per delivery the harness lands the batch in
+the source's table and runs `dbt run --select +MODEL` (about 0.2 s warm, against seconds for
+the CLI); the full refresh runs `--full-refresh` over every event once. A crashed delivery
+lands, is not run (the crash hits before dbt commits), and lands again, re-stamped.
 """
 
 from __future__ import annotations
@@ -62,7 +65,6 @@ class DbtProject:
     """The source's table name alone (the table an --oracle query reads)."""
     model_relation: str
     """'schema.alias' of the model's relation: the target."""
-    upstream_models: tuple[str, ...] = ()
 
     @property
     def project_dir(self) -> str:
@@ -160,18 +162,12 @@ def _resolve(manifest: Any, project: DbtProject, where: str, source: str) -> Dbt
         hint = f" Did you mean '{close[0]}'?" if close else f" Models: {', '.join(names)}."
         raise CheckInputError(f"--model {model}: no such model in {where}.{hint}")
     node = models[0]
-    upstream = tuple(
-        manifest.nodes[d].name
-        for d in node.depends_on.nodes
-        if d in manifest.nodes and manifest.nodes[d].resource_type == "model"
-    )
     found = sources[0]
     return dataclasses.replace(
         project,
         source_relation=f"{found.schema}.{found.identifier}",
         source_table=found.identifier,
         model_relation=f"{node.schema}.{node.alias}",
-        upstream_models=upstream,
     )
 
 
@@ -209,7 +205,6 @@ class ParseJob:
         _RUNNERS[self.project.scratch] = dbtRunner(manifest=result.result)
         fields = ("source_relation", "source_table", "model_relation")
         row = {name: [getattr(resolved, name)] for name in fields}
-        row["upstream_models"] = [",".join(resolved.upstream_models)]
         return ReplayResult(pa.table(row), None, 0.0, 0)
 
 
@@ -223,9 +218,7 @@ def parsed_project(project: DbtProject, result: ReplayResult) -> DbtProject:
             f"{result.error.message.splitlines()[0] if result.error.message else ''})."
         )
     assert result.target is not None
-    row = result.target.to_pylist()[0]
-    upstream = tuple(m for m in row.pop("upstream_models").split(",") if m)
-    return dataclasses.replace(project, upstream_models=upstream, **row)
+    return dataclasses.replace(project, **result.target.to_pylist()[0])
 
 
 def dbt_version() -> str:

@@ -9,12 +9,10 @@ gives the same schedules whatever its row order.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 
 from arrivalbench.errors import CheckInputError
 from arrivalbench.logs import Log
@@ -165,11 +163,3 @@ def _check_columns(where: str, columns: LogColumns, types: dict[str, str]) -> No
             f"--event-time {columns.event_time}: is {kind} in {where}, not a timestamp or date; "
             "cast it in the log (e.g. to_timestamp(epoch_seconds))."
         )
-
-
-def log_digest(log: Log) -> str:
-    """sha256 of the log's content as read (Arrow IPC of the ordered table)."""
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, log.table.schema) as writer:
-        writer.write_table(log.table)
-    return hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest()
