@@ -117,6 +117,18 @@ def test_a_user_log_is_ordered_by_event_time_and_keyed_by_any_type(orders: Path,
             assert schedule.bites(), name
 
 
+def test_csv_json_and_duckdb_table_logs_read_like_parquet(orders: Path, tmp_path: Path):
+    con = duckdb.connect(str(tmp_path / "warehouse.duckdb"))
+    con.execute(f"CREATE SCHEMA raw; CREATE TABLE raw.orders AS SELECT * FROM '{orders}'")
+    con.execute(f"COPY raw.orders TO '{tmp_path / 'orders.csv'}' (HEADER)")
+    con.execute(f"COPY raw.orders TO '{tmp_path / 'orders.json'}'")
+    con.close()
+    columns = LogColumns("order_id", "ordered_at")
+    expected = read_log(str(orders), columns, "src").fingerprint()
+    for where in ("orders.csv", "orders.json", "warehouse.duckdb:raw.orders"):
+        assert read_log(str(tmp_path / where), columns, "src").fingerprint() == expected, where
+
+
 def test_text_entity_keys_pair_events_of_the_same_entity(tmp_path: Path):
     table = pa.table(
         {
