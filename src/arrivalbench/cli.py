@@ -268,6 +268,46 @@ def _detail(entry: dict[str, Any]) -> str:
     return ""
 
 
+FAIL_ON = ("fail", "error", "any", "never")
+
+
+def _fail_on(value: str) -> str:
+    if value not in FAIL_ON:
+        raise UsageError(f"--fail-on {value}: give one of {', '.join(FAIL_ON)}.")
+    return value
+
+
+FailOnOpt = Annotated[
+    str,
+    typer.Option(
+        "--fail-on",
+        help="Exit 1 when any schedule FAILs (fail), ERRORs (error), either (any); never: exit 0.",
+        callback=lambda value: _fail_on(value),
+    ),
+]
+JunitOpt = Annotated[
+    Path | None,
+    typer.Option("--junit-xml", help="Also write JUnit XML here: one testcase per schedule."),
+]
+
+
+def _write_junit(record: dict[str, Any], suite: str, path: Path) -> None:
+    from arrivalbench.check.junit import junit_xml
+
+    try:
+        junit_xml(record, suite, path)
+    except OSError as exc:
+        raise UsageError(f"--junit-xml {path}: cannot write ({exc.strerror}).") from None
+
+
+def _exit_on(record: dict[str, Any], fail_on: str) -> None:
+    """Exit 1 when a verdict the --fail-on policy names occurred."""
+    seen = {e["verdict"] for e in record["verdicts"].values()}
+    wanted = {"fail": {"FAIL"}, "error": {"ERROR"}, "any": {"FAIL", "ERROR"}}.get(fail_on, set())
+    if seen & wanted:
+        raise typer.Exit(1)
+
+
 @app.command()
 def grade(
     task: TaskOpt,
@@ -300,6 +340,8 @@ def grade(
     ] = 1_000_000,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
+    fail_on: FailOnOpt = "never",
+    junit: JunitOpt = None,
 ) -> None:
     """Grade one pipeline of a task: PASS, FAIL or ERROR per schedule."""
     from arrivalbench.grade import Grader, dumps, replay_command
@@ -330,8 +372,11 @@ def grade(
         title += f" · private seed {private.short}"
     with Grader(seed=seed, limits=limits, private=private) as grader:
         record, _ = grader.grade(the_task, script, names, where=str(pipeline), prebuilt=prebuilt)
+    if junit is not None:
+        _write_junit(record, f"arrivalbench grade {the_task.id}", junit)
     if as_json:
         sys.stdout.write(dumps(record))
+        _exit_on(record, fail_on)
         return
     table = Table(title=title)
     table.add_column("schedule")
@@ -358,6 +403,7 @@ def grade(
         )
         out.print("  " + command, highlight=False, soft_wrap=True)
     _print_diagnoses(the_task, script, record, prebuilt, grader, pipeline, seed, schedule_file)
+    _exit_on(record, fail_on)
 
 
 def _print_diagnoses(
@@ -500,6 +546,153 @@ def explain(
             suite_dir=None if home == SUITE_DIR.resolve() else str(home),
         )
     render(explanation, out, hint)
+
+
+@app.command()
+def check(
+    log: Annotated[
+        str,
+        typer.Option(
+            "--log", help="The event log: a .parquet, .csv or .json file, or FILE.duckdb:TABLE."
+        ),
+    ],
+    key: Annotated[str, typer.Option("--key", help="The column that names an event (any type).")],
+    event_time: Annotated[
+        str, typer.Option("--event-time", help="The event-time column (a timestamp or date).")
+    ],
+    pipeline: Annotated[
+        Path | None, typer.Option("--pipeline", "-p", help="The pipeline's SQL file.")
+    ] = None,
+    source_table: Annotated[
+        str | None,
+        typer.Option("--source-table", help="The table the pipeline reads deliveries from."),
+    ] = None,
+    target: Annotated[
+        str | None, typer.Option("--target", help="The table the pipeline maintains.")
+    ] = None,
+    dbt_project: Annotated[
+        Path | None, typer.Option("--dbt-project", help="A dbt project folder (never written).")
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model", help="The dbt model to check.")] = None,
+    source: Annotated[
+        str | None,
+        typer.Option("--source", help="The dbt source the deliveries fill: SOURCE.TABLE."),
+    ] = None,
+    entity_key: Annotated[
+        str | None,
+        typer.Option("--entity-key", help="Column whose events change one entity's state."),
+    ] = None,
+    evolving_column: Annotated[
+        str | None,
+        typer.Option(
+            "--evolving-column",
+            help="A column that is NULL early and appears mid-stream (enables schema_evolution).",
+        ),
+    ] = None,
+    oracle: Annotated[
+        Path | None,
+        typer.Option(
+            "--oracle", help="A batch query over the complete log (default: a full refresh)."
+        ),
+    ] = None,
+    mode: Annotated[
+        str | None,
+        typer.Option(
+            "--mode",
+            help="batch: the source holds only the current delivery; landing: an append-only "
+            "landing table (default: batch for --pipeline, landing for --dbt-project).",
+        ),
+    ] = None,
+    arrival_column: Annotated[
+        str | None,
+        typer.Option(
+            "--arrival-column", help="Stamp every delivered row's arrival time in this column."
+        ),
+    ] = None,
+    ignore_column: Annotated[
+        list[str] | None,
+        typer.Option("--ignore-column", help="A target column left out of the comparison."),
+    ] = None,
+    schedules: Annotated[
+        str | None, typer.Option(help="'all' (default), or comma-separated schedule names.")
+    ] = None,
+    seed: SeedOpt = DEFAULT_SEED,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the verdict record as JSON.")
+    ] = False,
+    junit: JunitOpt = None,
+    statement_timeout: Annotated[
+        float, typer.Option(help="Seconds per statement (per dbt run) before it is stopped.")
+    ] = 60.0,
+    memory_limit: Annotated[
+        str, typer.Option(help="DuckDB memory limit per replay, e.g. 2GB.")
+    ] = "2GB",
+    replay_timeout: Annotated[
+        float, typer.Option(help="Seconds of wall time per replay of a whole schedule.")
+    ] = 600.0,
+) -> None:
+    """Check your own pipeline or dbt model on your own log: exit 0 all PASS, 1 a FAIL or ERROR."""
+    from arrivalbench.check import Check, CheckConfig, LogColumns, exit_code
+    from arrivalbench.grade import dumps
+
+    limits = Limits(
+        statement_timeout=statement_timeout,
+        memory_limit=memory_limit,
+        replay_timeout=replay_timeout,
+        max_script_bytes=10_000_000,
+    )
+    config = CheckConfig(
+        log=log,
+        columns=LogColumns(key, event_time, entity_key, evolving_column, arrival_column),
+        seed=seed,
+        limits=limits,
+        pipeline=pipeline,
+        source_table=source_table,
+        target=target,
+        dbt_project=dbt_project,
+        model=model,
+        source=source,
+        mode=mode,  # type: ignore[arg-type]
+        schedules=schedules,
+        oracle=oracle,
+        ignore_columns=tuple(ignore_column or ()),
+    )
+    script = read_pipeline(pipeline, limits.max_script_bytes) if pipeline is not None else None
+    started = time.monotonic()
+
+    def progress(name: str, done: int, total: int, entry: dict[str, Any] | None) -> None:
+        if entry is not None:
+            verdict = entry["verdict"]
+            err.print(
+                f"check: [{done}/{total}] {name}: [{VERDICT_STYLE[verdict]}]{verdict}[/] "
+                f"({time.monotonic() - started:.1f} s)",
+                highlight=False,
+            )
+
+    record, _ = Check(config, on_progress=progress).run(script)
+    if junit is not None:
+        _write_junit(record, f"arrivalbench check {record['task']}", junit)
+    if as_json:
+        sys.stdout.write(dumps(record))
+    else:
+        _check_table(record)
+    raise typer.Exit(exit_code(record))
+
+
+def _check_table(record: dict[str, Any]) -> None:
+    from arrivalbench.check.junit import summary
+
+    title = f"{record['task']} · mode {record['mode']} · oracle {record['oracle']}"
+    table = Table(title=title)
+    table.add_column("schedule")
+    table.add_column("verdict")
+    table.add_column("detail", overflow="fold")
+    for name, entry in record["verdicts"].items():
+        style = VERDICT_STYLE[entry["verdict"]]
+        table.add_row(name, f"[{style}]{entry['verdict']}[/]", summary(entry))
+    for name, reason in record["skipped"].items():
+        table.add_row(name, "[dim]skipped[/]", reason)
+    out.print(table)
 
 
 @app.command()

@@ -23,6 +23,11 @@ from arrivalbench.engines import Engine, Limits, Session, Statement
 from arrivalbench.logs import Log
 from arrivalbench.schedules import SYNTHETIC_COLUMN, Delivery, Schedule
 
+Deliver = Callable[[Session, Delivery, int], None]
+"""Loads one attempt at a delivery into its fresh session: (session, delivery, attempt), the first
+attempt 0 and a redelivery after a crash the next. replay's default loads `<source>_batch` TEMP
+tables with arrival metadata (the suite's contract); `arrivalbench check` loads the user's source
+table its own way (a batch table or an append-only landing table, an arrival column stamped)."""
 Heartbeat = Callable[[int, int | None], None]
 """Called with (batch_id, statement index) before each statement, so a supervisor can see progress;
 the statement is None while the harness reads the target after the last batch."""
@@ -196,6 +201,7 @@ def replay(
     heartbeat: Heartbeat = lambda batch, stmt: None,
     cap: ResultCap | None = None,
     observe: bool = False,
+    deliver: Deliver | None = None,
 ) -> ReplayResult:
     """Deliver every batch of the schedule, run the script once per delivery, read the target at the end.
 
@@ -211,12 +217,21 @@ def replay(
     spent = 0.0
     ran = 0
 
-    def run(delivery: Delivery, tables: dict[str, pa.Table], upto: int) -> RunError | None:
+    def run(
+        delivery: Delivery, tables: dict[str, pa.Table], upto: int, attempt: int
+    ) -> RunError | None:
         nonlocal spent, ran
         session = database.session()
         try:
-            for name, table in tables.items():
-                session.load_batch(f"{name}_batch", table)
+            if deliver is None:
+                for name, table in tables.items():
+                    session.load_batch(f"{name}_batch", table)
+            else:
+                try:
+                    deliver(session, delivery, attempt)
+                except engine.errors as exc:  # e.g. the script dropped or reshaped the source
+                    message = f"loading the delivery: {exc}"
+                    return RunError(engine.classify(exc), delivery.batch_id, None, message)
             for statement in statements[:upto]:
                 heartbeat(delivery.batch_id, statement.index)
                 if clock.over_budget():
@@ -244,13 +259,14 @@ def replay(
     try:
         seq = 1
         for delivery in schedule.deliveries:
-            tables = delivery_tables(log, delivery, seq)
+            tables = delivery_tables(log, delivery, seq) if deliver is None else {}
             seq += len(delivery.rows)
-            for crash_at in delivery.crash.statements(len(statements)) if delivery.crash else ():
-                error = run(delivery, tables, crash_at)
+            stops = delivery.crash.statements(len(statements)) if delivery.crash else ()
+            for attempt, crash_at in enumerate(stops):
+                error = run(delivery, tables, crash_at, attempt)
                 if error:
                     return ReplayResult(None, error, spent, ran)
-            error = run(delivery, tables, len(statements))
+            error = run(delivery, tables, len(statements), len(stops))
             if error:
                 return ReplayResult(None, error, spent, ran)
             if observe:
