@@ -86,7 +86,12 @@ def reply_of(output: ModelOutput) -> Reply:
     if error and stop != "refusal":
         stop = "error"
     return Reply(
-        text=text, stop=stop, input_tokens=input_tokens, output_tokens=output_tokens, error=error
+        text=text,
+        stop=stop,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        error=error,
+        served_model=output.model or None,
     )
 
 
