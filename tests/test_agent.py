@@ -12,7 +12,12 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from arrivalbench.agent.generate import generate, import_scripts, load_transcripts
+from arrivalbench.agent.generate import (
+    generate,
+    import_scripts,
+    load_transcripts,
+    rerun_no_artifact,
+)
 from arrivalbench.agent.loop import repair_loop
 from arrivalbench.agent.models import Model, ReplayModel, Reply, Request
 from arrivalbench.agent.parse import parse_response
@@ -26,7 +31,7 @@ from arrivalbench.agent.prompts import (
     text,
 )
 from arrivalbench.cli import app
-from arrivalbench.errors import UsageError
+from arrivalbench.errors import UnknownNameError, UsageError
 from arrivalbench.leak import scan
 from arrivalbench.schedules import SCHEDULE_NAMES
 from arrivalbench.spec import get_task, load_suite, load_task
@@ -700,3 +705,93 @@ def test_out_that_is_a_file_is_one_line_not_a_traceback(tmp_path: Path) -> None:
         )
         assert proc.returncode == 2 and "exists and is not a folder" in proc.stderr, proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_served_model_and_output_cap_are_recorded_per_cell(tmp_path: Path) -> None:
+    replies = {
+        ("unhinted", "daily_revenue"): [
+            Reply(text=fenced(GOLD["daily_revenue"]), served_model="vendor/model-2026-11-30")
+        ]
+    }
+    run = generate(
+        Scripted(replies),
+        arms=["unhinted"],
+        k=1,
+        out=tmp_path / "run",
+        task_ids=["daily_revenue"],
+        max_tokens=1234,
+        run=2,
+        log=lambda line: None,
+    )
+    (cell,) = run.cells()
+    assert cell.served_model == "vendor/model-2026-11-30"
+    (result,) = load_transcripts(run.path)
+    assert result.max_tokens == 1234 and result.turns[0].served_model == cell.served_model
+    info = run.manifest["arm_info"]["unhinted"]
+    assert (info["role"], info["run"]) == ("model", 2)
+    assert run.manifest["config"]["generation"]["max_tokens"] == 1234
+
+
+def test_cli_rerun_no_artifact_asks_again_with_a_higher_cap(tmp_path: Path) -> None:
+    replay, out = tmp_path / "replies.json", tmp_path / "run"
+    cut = {"text": "First, let us consider what the table", "stop": "length"}
+    replay.write_text(json.dumps({"daily_revenue": [cut], "customer_state": [cut]}))
+    base = ["generate", "--model", f"replay:{replay}", "--out", str(out)]
+    result = CliRunner().invoke(app, [*base, "-k", "1", "--max-tokens", "100"])
+    assert result.exit_code == 0, result.output
+    assert {c.no_artifact_reason for c in RunDir.open(out).cells()} == {"truncated"}
+    first = (out / "transcripts" / "unhinted" / "daily_revenue" / "0.json").read_text()
+    # The same model, now given room: one task answers, the other is cut off again.
+    replay.write_text(
+        json.dumps({"daily_revenue": [fenced(GOLD["daily_revenue"])], "customer_state": [cut]})
+    )
+    result = CliRunner().invoke(
+        app, [*base, "--rerun-no-artifact", "truncated", "--max-tokens", "16000"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "re-ran 2 cells" in result.stdout and "1 cells now without a script" in result.stdout
+    run = RunDir.open(out)
+    cells = {c.task: c for c in run.cells()}
+    assert cells["daily_revenue"].artifact_sha256 == sha256_text(GOLD["daily_revenue"])
+    assert cells["customer_state"].no_artifact_reason == "truncated"
+    kept = out / "transcripts-superseded" / "unhinted" / "daily_revenue" / "0.1.json"
+    assert kept.read_text() == first  # the earlier attempt is kept, not overwritten
+    (again,) = [r for r in load_transcripts(out) if r.task == "daily_revenue"]
+    assert again.max_tokens == 16000
+    assert run.manifest["config"]["reruns"] == [
+        {
+            "no_artifact_reason": "truncated",
+            "max_tokens": 16000,
+            "cells": [["unhinted", "customer_state", 0], ["unhinted", "daily_revenue", 0]],
+        }
+    ]
+    sweep(run, workers=1)  # the new script is graded like any other
+    assert {r["task"] for r in run.verdicts().to_pylist()} == {"daily_revenue"}
+
+
+def test_rerun_no_artifact_with_no_such_cell_lists_the_reasons(tmp_path: Path) -> None:
+    replay = tmp_path / "replies.json"
+    replay.write_text(json.dumps({"daily_revenue": [{"text": "no", "stop": "refusal"}]}))
+    model = ReplayModel(replay)
+    generate(model, arms=["unhinted"], k=1, out=tmp_path / "run", log=lambda line: None)
+    with pytest.raises(UsageError, match=r"no cell .* reasons present: refusal \(1\)"):
+        rerun_no_artifact(model, out=tmp_path / "run", reason="truncated", max_tokens=9000)
+    other = ReplayModel(tmp_path / "replies.json")
+    other.name = "replay:elsewhere"
+    with pytest.raises(UsageError, match="generated with 'replay:"):
+        rerun_no_artifact(other, out=tmp_path / "run", reason="refusal", max_tokens=9000)
+
+
+def test_import_scripts_records_the_role(tmp_path: Path) -> None:
+    folder = tmp_path / "scripts"
+    folder.mkdir()
+    (folder / "daily_revenue.sql").write_text(GOLD["daily_revenue"])
+    run = import_scripts(folder, arm="humans", out=tmp_path / "run")
+    assert run.manifest["arm_info"]["humans"]["role"] == "human"
+    run = import_scripts(folder, arm="by_hand", out=tmp_path / "run2", role="reference")
+    assert (
+        run.manifest["arm_info"]["by_hand"]["role"],
+        run.manifest["arm_info"]["by_hand"]["run"],
+    ) == ("reference", 1)
+    with pytest.raises(UnknownNameError, match=r"Unknown role 'people'"):
+        import_scripts(folder, arm="x", out=tmp_path / "run3", role="people")
