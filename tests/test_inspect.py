@@ -7,6 +7,7 @@ its encoding.
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import shutil
 import subprocess
@@ -21,12 +22,13 @@ import pytest
 pytest.importorskip("inspect_ai")
 
 from inspect_ai import eval as inspect_eval
+from inspect_ai import eval_retry as inspect_eval_retry
 from inspect_ai.log import EvalLog, write_eval_log
-from inspect_ai.model import GenerateConfig, ModelOutput, ModelUsage, get_model
+from inspect_ai.model import GenerateConfig, ModelOutput, ModelUsage, get_model, modelapi
 
 from arrivalbench.agent.inspect_import import InspectLogError, import_inspect
 from arrivalbench.agent.inspect_model import TEMPERATURE_DROPPED, InspectModel
-from arrivalbench.agent.inspect_task import NO_ARTIFACT, SCRIPT, TRANSCRIPT
+from arrivalbench.agent.inspect_task import NO_ARTIFACT, SCRIPT, TASK_VERSION, TRANSCRIPT
 from arrivalbench.agent.models import Message, Request
 from arrivalbench.agent.prompts import build_prompt
 from arrivalbench.schedules import default_schedules
@@ -234,10 +236,31 @@ def test_scores_are_verdict_strings_with_categorical_metrics(
     assert log.results is not None
     [eval_score] = log.results.scores
     metrics = {name: m.value for name, m in eval_score.metrics.items()}
-    assert (
-        metrics["snapshot"] == metrics["backfill"] == 0.5
-    )  # the gold passes, the prose has no script
-    assert metrics["all_in"] == 0.5
+    # summary's metrics, first the gap: the gold passes everything, the prose has no script
+    assert list(metrics)[:5] == ["gap", "gap_stderr", "snapshot_pass", "error", "all_in"]
+    assert metrics["gap"] == 0.0  # one usable task (daily_revenue), silently wrong in none
+    assert math.isnan(metrics["gap_stderr"])  # one task: no spread to measure
+    assert metrics["snapshot_pass"] == 0.5  # mean over two tasks of 1.0 and 0.0
+    assert metrics["error"] == 0.5  # a cell without a script counts as an error
+    assert metrics["all_in"] == 0.5  # all-in *failure*, as in summary
+    assert metrics["snapshot"] == metrics["backfill"] == 0.5  # per-schedule pass shares follow
+    assert log.eval.task_version == TASK_VERSION
+
+
+def test_inspect_metrics_equal_summary_of_the_imported_run(
+    evaluated: tuple[EvalLog, Path, Scripted], tmp_path: Path
+) -> None:
+    """The log's numbers and `summary`'s are one computation: import, grade, compare."""
+    from arrivalbench.stats import rate, run_outcomes
+
+    log, log_dir, _ = evaluated
+    run = import_inspect(log_dir, tmp_path / "run")
+    sweep(RunDir.open(run.path), workers=1)
+    cells = run_outcomes(RunDir.open(run.path))
+    assert log.results is not None
+    metrics = {name: m.value for name, m in log.results.scores[0].metrics.items()}
+    for name in ("gap", "snapshot_pass", "error", "all_in"):
+        assert rate(cells, name) == {"unhinted": metrics[name]}, name
 
 
 def test_import_builds_a_run_that_grades(
@@ -264,10 +287,50 @@ def test_import_builds_a_run_that_grades(
     manifest = run.manifest
     assert manifest["arm_info"]["unhinted"]["model"] == "mockllm/model"
     assert manifest["arm_info"]["unhinted"]["turns"] == 2
+    assert (manifest["arm_info"]["unhinted"]["role"], manifest["arm_info"]["unhinted"]["run"]) == (
+        "model",
+        1,
+    )
 
+    # The scorer's verdicts are kept: the two cells with a script are graded already.
+    schedules = default_schedules(get_task("daily_revenue"))
+    rows = run.verdicts().to_pylist()
+    assert {(r["task"], r["sample"], r["schedule"]) for r in rows} == {
+        ("daily_revenue", s, schedule) for s in (0, 1) for schedule in schedules
+    }
+    assert {r["verdict"] for r in rows} == {"PASS"}
     report = sweep(RunDir.open(run.path), workers=1)
-    assert report.units == 2  # the two cells with a script
-    assert report.verdicts == {"PASS": 2 * len(default_schedules(get_task("daily_revenue")))}
+    assert report.units == 0  # nothing left to grade
+
+
+def test_kept_verdicts_are_what_grade_run_writes(
+    evaluated: tuple[EvalLog, Path, Scripted], tmp_path: Path
+) -> None:
+    """Byte for byte: `import-inspect --verify` re-grades every cell into a scratch copy."""
+    _, log_dir, _ = evaluated
+    command = (
+        [str(SCRIPT_CLI)] if SCRIPT_CLI.exists() else [sys.executable, "-m", "arrivalbench.cli"]
+    )
+    done = subprocess.run(
+        [*command, "import-inspect", str(log_dir), "--out", str(tmp_path / "run"), "--verify"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "300"},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = 2 * len(default_schedules(get_task("daily_revenue")))
+    assert f"{rows} verdicts kept from the scorer" in done.stdout
+    assert f"all {rows} kept verdicts reproduced byte for byte" in done.stdout
+
+
+def test_a_private_import_keeps_no_scorer_verdict(
+    evaluated: tuple[EvalLog, Path, Scripted], tmp_path: Path
+) -> None:
+    """The scorer graded the public hidden logs; a private run's come from its secret."""
+    _, log_dir, _ = evaluated
+    run = import_inspect(log_dir, tmp_path / "run", seed_commitment="ab" * 32)
+    assert run.verdicts().num_rows == 0
 
 
 def test_import_refuses_an_unfinished_log(
@@ -311,6 +374,64 @@ def test_cli_import_inspect_errors_in_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0
     assert "no Inspect logs" in done.stderr
+
+
+# -- model errors fail the sample, and eval-retry finishes it ------------------------------------
+
+
+class Flaky:
+    """Gold for daily_revenue, but the very first call fails as an API outage would."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.gold = (get_task("daily_revenue").folder / "gold.sql").read_text(encoding="utf-8")
+
+    def __call__(self, input, tools, tool_choice, config) -> ModelOutput:
+        self.calls += 1
+        if self.calls == 1:
+            raise RuntimeError("503 upstream unavailable")
+        return output(f"```sql\n{self.gold}```")
+
+
+FLAKY = Flaky()
+
+
+@modelapi(name="flaky")
+def flaky_api() -> type:
+    from inspect_ai.model._providers.mockllm import MockLLM
+
+    class FlakyLLM(MockLLM):
+        def __init__(self, model_name: str, **kwargs: Any) -> None:
+            super().__init__(model_name, custom_outputs=FLAKY, **kwargs)
+
+    return FlakyLLM
+
+
+def test_a_model_error_fails_the_sample_and_eval_retry_completes_it(tmp_path: Path) -> None:
+    """Regression: a model error became a cell without a script in a log marked success, so
+    `inspect eval-retry` had nothing to rerun and the import kept a `model_error` cell."""
+    FLAKY.calls = 0
+    args = {"k": 2, "tasks": "daily_revenue", "turns": 1}
+    [log] = inspect_eval(
+        "arrivalbench/arrivalbench",
+        model="flaky/model",
+        task_args=args,
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+        max_retries=0,
+    )
+    assert log.status == "error"  # not a success with a cell quietly missing its script
+    assert log.samples is not None
+    errors = [s.error.message for s in log.samples if s.error is not None]
+    assert any("503 upstream unavailable" in e for e in errors), errors
+    with pytest.raises(InspectLogError, match=r"not .success.; finish it with .inspect eval-retry"):
+        import_inspect(tmp_path / "logs", tmp_path / "early")
+    [retried] = inspect_eval_retry(log, log_dir=str(tmp_path / "retried"), display="none")
+    assert retried.status == "success", retried.error
+    assert retried.samples is not None and all(s.error is None for s in retried.samples)
+    run = import_inspect(tmp_path / "retried", tmp_path / "run")
+    assert {c.no_artifact_reason for c in run.cells()} == {None}
+    assert len(run.cells()) == 2
 
 
 # -- registration and the import path ------------------------------------------------------------

@@ -855,10 +855,18 @@ def import_inspect_command(
     out_dir: Annotated[
         Path, typer.Option("--out", "-o", help="New run directory.", callback=_new_run_dir)
     ],
+    verify_rows: Annotated[
+        bool,
+        typer.Option(
+            "--verify",
+            help="Re-grade every cell and compare with the scorer's kept verdicts; exit 1 if any differs.",
+        ),
+    ] = False,
+    workers: WorkersOpt = None,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
 ) -> None:
-    """Store finished Inspect logs of the arrivalbench task as a run, ready for grade-run."""
+    """Store finished Inspect logs of the arrivalbench task as a run, keeping the scorer's verdicts."""
     from arrivalbench.agent.inspect_import import import_inspect
 
     use_suite(suite_dir)
@@ -866,13 +874,29 @@ def import_inspect_command(
     run = import_inspect(log_dir, out_dir, seed_commitment=private and private.commitment)
     cells = run.cells()
     missing = sum(c.artifact_sha256 is None for c in cells)
+    kept = run.verdicts().num_rows
     out.print(
         f"wrote {out_dir}: {len(cells)} cells in arms {', '.join(run.manifest['arms'])} "
-        f"({missing} without a script); grade it with: arrivalbench grade-run {out_dir}{suite_flags(suite_dir)}",
+        f"({missing} without a script), {kept} verdicts kept from the scorer; grade what is "
+        f"missing with: arrivalbench grade-run {out_dir}{suite_flags(suite_dir)}",
         highlight=False,
         soft_wrap=True,
     )
     out.print(_run_kind(run), highlight=False)
+    if verify_rows:
+        from arrivalbench.sweep import verify
+
+        mismatches = [
+            line
+            for line in verify(run, workers=workers, private=private)
+            if not line.endswith("reproduced but not stored (run not fully graded?)")
+        ]
+        for line in mismatches:
+            out.print(line, highlight=False)
+        if mismatches:
+            out.print(f"{len(mismatches)} of {kept} kept verdicts differ", style="bold red")
+            raise typer.Exit(1)
+        out.print(f"all {kept} kept verdicts reproduced byte for byte", highlight=False)
 
 
 def _summary_table(run: Any) -> Table:

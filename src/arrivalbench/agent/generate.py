@@ -104,11 +104,13 @@ def write_run(
     seed_commitment: str | None = None,
     run: int = 1,
     role: str | None = None,
+    runs: dict[str, int] | None = None,
 ) -> RunDir:
     """Finish a generated run: cells.parquet and the manifest, from finished cells.
 
     Each arm's `arm_info` names its `role` (a prompt arm's own, or `role` for imported arms) and
-    the replicate `run` it belongs to, which the analysis reads to choose the arms of its tests.
+    the replicate `run` it belongs to (`runs[arm]`, else `run`), which the analysis reads to
+    choose the arms of its tests.
     """
     arm_info = {
         r.arm: {
@@ -117,7 +119,7 @@ def write_run(
             "prompt_sha256": arm_sha256(r.arm) if r.arm in ARMS else None,
             "turns": turns,
             "role": role or (arm_role(r.arm) if r.arm in ARMS else "model"),
-            "run": run,
+            "run": (runs or {}).get(r.arm, run),
         }
         for r in results
     }
