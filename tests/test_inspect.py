@@ -451,3 +451,36 @@ def test_core_modules_do_not_import_inspect() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_eval_yaml_lists_the_registered_task_at_its_version() -> None:
+    """The inspect_evals-style listing must name the real task, its version and sample count."""
+    import inspect as pyinspect
+
+    import yaml
+
+    from arrivalbench.agent import inspect_task
+    from arrivalbench.spec import load_suite
+
+    listing = yaml.safe_load(
+        (Path(inspect_task.__file__).parent / "eval.yaml").read_text(encoding="utf-8")
+    )
+    assert {"title", "description", "group", "contributors", "version", "tasks"} <= set(listing)
+    assert listing["version"].split("-")[0] == str(TASK_VERSION)
+    [entry] = listing["tasks"]
+    [point] = [ep for ep in entry_points(group="inspect_ai") if ep.name == "arrivalbench"]
+    assert hasattr(point.load(), entry["name"])
+    k = pyinspect.signature(inspect_task.arrivalbench).parameters["k"].default
+    assert entry["dataset_samples"] == len(load_suite()) * k == 200
+
+
+def test_the_inspect_extra_is_a_range_inspect_evals_can_share() -> None:
+    """Regression: the extra pinned inspect-ai==0.3.285, so it could not be installed beside
+    inspect_evals (which asks inspect_ai >= 0.3.245 and moves with Inspect)."""
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
+    extras = project["project"]["optional-dependencies"]
+    for extra in ("inspect", "dev"):
+        [pin] = [d for d in extras[extra] if d.startswith("inspect-ai")]
+        assert pin == "inspect-ai>=0.3.285,<0.4", (extra, pin)
