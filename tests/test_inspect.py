@@ -279,6 +279,7 @@ def test_import_builds_a_run_that_grades(
         assert fixed.tokens == (100 + 10) + (200 + 20)
         assert (fixed.stop_reason, fixed.no_artifact_reason) == ("stop", None)
         assert fixed.prompt_sha256 == build_prompt(get_task("daily_revenue"), "unhinted").sha256
+        assert fixed.served_model == "mockllm/model"  # the id the provider reported serving
         assert (prose.artifact_sha256, prose.no_artifact_reason) == (None, "no_code")
         assert prose.snapshot_by_turn == ("NO_SCRIPT", "NO_SCRIPT")
         assert prose.tokens == (200 + 20) + (400 + 20)
@@ -384,10 +385,12 @@ class Flaky:
 
     def __init__(self) -> None:
         self.calls = 0
+        self.caps: set[int | None] = set()
         self.gold = (get_task("daily_revenue").folder / "gold.sql").read_text(encoding="utf-8")
 
     def __call__(self, input, tools, tool_choice, config) -> ModelOutput:
         self.calls += 1
+        self.caps.add(config.max_tokens)
         if self.calls == 1:
             raise RuntimeError("503 upstream unavailable")
         return output(f"```sql\n{self.gold}```")
@@ -411,7 +414,7 @@ def test_a_model_error_fails_the_sample_and_eval_retry_completes_it(tmp_path: Pa
     """Regression: a model error became a cell without a script in a log marked success, so
     `inspect eval-retry` had nothing to rerun and the import kept a `model_error` cell."""
     FLAKY.calls = 0
-    args = {"k": 2, "tasks": "daily_revenue", "turns": 1}
+    args = {"k": 2, "tasks": "daily_revenue", "turns": 1, "max_tokens": 1234, "run": 2}
     [log] = inspect_eval(
         "arrivalbench/arrivalbench",
         model="flaky/model",
@@ -432,6 +435,8 @@ def test_a_model_error_fails_the_sample_and_eval_retry_completes_it(tmp_path: Pa
     run = import_inspect(tmp_path / "retried", tmp_path / "run")
     assert {c.no_artifact_reason for c in run.cells()} == {None}
     assert len(run.cells()) == 2
+    assert FLAKY.caps == {1234}  # -T max_tokens reaches every call
+    assert run.manifest["arm_info"]["unhinted"]["run"] == 2  # -T run is the arm's replicate
 
 
 # -- registration and the import path ------------------------------------------------------------
