@@ -489,3 +489,38 @@ def test_the_inspect_extra_is_a_range_inspect_evals_can_share() -> None:
     for extra in ("inspect", "dev"):
         [pin] = [d for d in extras[extra] if d.startswith("inspect-ai")]
         assert pin == "inspect-ai>=0.3.285,<0.4", (extra, pin)
+
+
+def test_metrics_over_two_tasks_follow_summary_definitions() -> None:
+    """One silently wrong task and one right one: gap 0.5 with stderr 0.5 over tasks; a crash on
+    a hazard leaves the gap's denominator but counts as error and all-in failure."""
+    from inspect_ai.scorer import SampleScore, Score
+
+    from arrivalbench.agent.inspect_task import CELL, all_in, error, gap, gap_stderr, snapshot_pass
+
+    def scored(task: str, sample: int, verdicts: dict[str, str]) -> SampleScore:
+        cell = {
+            "task": task,
+            "arm": "unhinted",
+            "sample": sample,
+            "artifact_sha256": "ab" * 32,
+            "no_artifact_reason": None,
+            "snapshot_by_turn": ["PASS"],
+            "error_classes": {s: "sql_error" for s, v in verdicts.items() if v == "ERROR"},
+        }
+        return SampleScore(score=Score(value=verdicts, metadata={CELL: cell}), sample_id=sample)
+
+    def verdicts(task: str, **changed: str) -> dict[str, str]:
+        return {s: changed.get(s, "PASS") for s in default_schedules(get_task(task))}
+
+    scores = [
+        scored("daily_revenue", 0, verdicts("daily_revenue", duplicate_delivery="FAIL")),
+        scored("daily_revenue", 1, verdicts("daily_revenue", backfill="FAIL")),
+        scored("customer_state", 0, verdicts("customer_state")),
+        scored("customer_state", 1, verdicts("customer_state", crash_retry="ERROR")),
+    ]
+    assert gap()(scores) == 0.5  # task rates 1.0 and 0.0; the crashed cell is not usable
+    assert gap_stderr()(scores) == pytest.approx(0.5)  # sd 0.7071 over sqrt(2) tasks
+    assert snapshot_pass()(scores) == 1.0
+    assert error()(scores) == 0.25  # task rates 0.0 and 0.5
+    assert all_in()(scores) == 0.75  # task rates 1.0 and 0.5
