@@ -776,6 +776,14 @@ def test_rerun_no_artifact_with_no_such_cell_lists_the_reasons(tmp_path: Path) -
     generate(model, arms=["unhinted"], k=1, out=tmp_path / "run", log=lambda line: None)
     with pytest.raises(UsageError, match=r"no cell .* reasons present: refusal \(1\)"):
         rerun_no_artifact(model, out=tmp_path / "run", reason="truncated", max_tokens=9000)
+    with pytest.raises(UsageError, match=r"no cell .* reasons present: refusal \(1\)"):
+        rerun_no_artifact(
+            model,
+            out=tmp_path / "run",
+            reason="refusal",
+            max_tokens=9000,
+            task_ids=["customer_state"],  # a task whose cells are not the refused one
+        )
     other = ReplayModel(tmp_path / "replies.json")
     other.name = "replay:elsewhere"
     with pytest.raises(UsageError, match="generated with 'replay:"):

@@ -767,6 +767,7 @@ def generate(
             reason=rerun_reason,
             max_tokens=max_tokens,
             concurrency=concurrency,
+            task_ids=ids,
             log=lambda line: err.print(line, highlight=False),
         )
         missing = sum(c.artifact_sha256 is None for c in again.cells())

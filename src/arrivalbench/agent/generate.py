@@ -381,6 +381,7 @@ def rerun_no_artifact(
     reason: str,
     max_tokens: int,
     concurrency: int = 4,
+    task_ids: list[str] | None = None,
     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
 ) -> tuple[RunDir, int]:
     """Ask the model again for the cells of a finished generated run that have no script for `reason`.
@@ -389,8 +390,8 @@ def rerun_no_artifact(
     chosen cell runs the whole repair loop again with the run's prompts, turns and seed; its
     earlier transcript moves to transcripts-superseded/ (nothing is deleted), the new one takes
     its place, and cells.parquet and the manifest (`config.reruns`) are rewritten. A cell that
-    now has a script has no verdicts yet: `grade-run` grades it. Returns the run and the number
-    of cells asked again.
+    now has a script has no verdicts yet: `grade-run` grades it. `task_ids` limits it to those
+    tasks. Returns the run and the number of cells asked again.
     """
     out = Path(out)
     run = RunDir.open(out)
@@ -411,7 +412,13 @@ def rerun_no_artifact(
             f"--max-tokens {max_tokens}, --concurrency {concurrency}: each must be at least 1."
         )
     cells = run.cells()
-    chosen = [c for c in cells if c.artifact_sha256 is None and c.no_artifact_reason == reason]
+    chosen = [
+        c
+        for c in cells
+        if c.artifact_sha256 is None
+        and c.no_artifact_reason == reason
+        and (not task_ids or c.task in task_ids)
+    ]
     if not chosen:
         present = Counter(c.no_artifact_reason for c in cells if c.artifact_sha256 is None)
         shown = ", ".join(f"{r} ({n})" for r, n in sorted(present.items(), key=str)) or "none"
