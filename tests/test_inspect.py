@@ -251,7 +251,7 @@ def test_inspect_metrics_equal_summary_of_the_imported_run(
     evaluated: tuple[EvalLog, Path, Scripted], tmp_path: Path
 ) -> None:
     """The log's numbers and `summary`'s are one computation: import, grade, compare."""
-    from arrivalbench.stats import rate, run_outcomes
+    from arrivalbench.analysis.stats import rate, run_outcomes
 
     log, log_dir, _ = evaluated
     run = import_inspect(log_dir, tmp_path / "run")

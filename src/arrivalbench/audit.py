@@ -22,7 +22,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from arrivalbench.agreement import cohen_kappa
+from arrivalbench.analysis.agreement import cohen_kappa
 from arrivalbench.compare import compare, jsonable
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.logs import LogKind, task_log

@@ -901,7 +901,7 @@ def import_inspect_command(
 
 
 def _summary_table(run: Any) -> Table:
-    from arrivalbench.stats import arm_summaries, estimate, outcomes
+    from arrivalbench.analysis.stats import arm_summaries, estimate, outcomes
 
     cells = run.cells()
     tasks = run.tasks()
@@ -1093,18 +1093,38 @@ def report_command(
     unit: Annotated[
         str, typer.Option(help="Bootstrap resampling unit: task or scenario.")
     ] = "task",
+    arms: Annotated[
+        str | None,
+        typer.Option(
+            "--arms",
+            help="Arms the sign tests and the signature count, comma-separated (default: every model arm).",
+        ),
+    ] = None,
+    runs: Annotated[
+        str | None,
+        typer.Option("--runs", help="Run indices the tests count, comma-separated (default: 1)."),
+    ] = None,
     suite_dir: SuiteDirOpt = None,
 ) -> None:
-    """Write the report of graded runs: tables and figures as Markdown, one HTML page, CSV and LaTeX (read only)."""
+    """Write the report of graded runs: tables and figures as Markdown, one HTML page, report.json, CSV and LaTeX (read only)."""
+    from arrivalbench.analysis.roles import parse_arms, parse_runs
     from arrivalbench.report import write_report
 
     use_suite(suite_dir)
-    files = write_report(run_dirs, out_dir, resamples=resamples, unit=unit)
+    files = write_report(
+        run_dirs,
+        out_dir,
+        resamples=resamples,
+        unit=unit,
+        arms=parse_arms(arms),
+        runs=parse_runs(runs),
+    )
     out.print(
         f"wrote {files.html} (self-contained) and {files.markdown}", highlight=False, soft_wrap=True
     )
     out.print(
-        f"tables as CSV and LaTeX in {files.tables}, figures as PNG in {files.figures}",
+        f"every table and test in {files.json}; tables as CSV (numbers) and LaTeX in {files.tables}, "
+        f"figures as PNG in {files.figures}",
         highlight=False,
         soft_wrap=True,
     )

@@ -13,7 +13,7 @@ refuses repeated epochs).
 - The scorer replays the final script over the task's default schedules and scores a dict
   {schedule: "PASS" | "FAIL" | "ERROR" | "NO_ARTIFACT"}, with the whole grade record and the
   cell in the score's metadata.
-- Its metrics are `summary`'s, computed by the same functions (stats.outcomes and stats.rate,
+- Its metrics are `summary`'s, computed by the same functions (analysis.stats.outcomes and .rate,
   means over tasks): `gap` first (the primary metric: silent failure among snapshot-passing
   cells), `gap_stderr` (its standard error over tasks), `snapshot_pass`, `error` and `all_in`
   (all-in *failure*), then the share of samples passing each schedule.
@@ -51,13 +51,13 @@ from arrivalbench.agent.inspect_model import InspectModel
 from arrivalbench.agent.loop import TURNS, CellResult, GraderPool, repair_loop
 from arrivalbench.agent.models import MAX_TOKENS, temperature
 from arrivalbench.agent.prompts import arm_role, arm_sha256, build_prompt, check_arm
+from arrivalbench.analysis.stats import outcomes, rate, task_rates
 from arrivalbench.engines import Limits
 from arrivalbench.errors import UsageError
 from arrivalbench.schedules import SCHEDULE_NAMES, default_schedules
 from arrivalbench.seeds import DEFAULT_SEED
 from arrivalbench.spec import Task as SuiteTask
 from arrivalbench.spec import get_task, load_suite, suite_hash
-from arrivalbench.stats import outcomes, rate, task_rates
 from arrivalbench.store import Cell, sha256_text
 
 SCRIPT = "arrivalbench:script"
@@ -251,7 +251,7 @@ _VERDICT_ROWS = pa.schema(
 
 
 def cell_outcomes(scores: list[SampleScore]) -> list[Any]:
-    """The samples' cells as stats.CellOutcome, joined by stats.outcomes exactly as for a run."""
+    """The samples' cells as CellOutcome, joined by analysis.stats.outcomes exactly as for a run."""
     cells: list[Cell] = []
     rows: list[dict[str, Any]] = []
     tasks: dict[str, SuiteTask] = {}
