@@ -1053,16 +1053,20 @@ def generate(
     ],
     arm: Annotated[
         list[str],
-        typer.Option("--arm", "-a", help="Prompt arm: unhinted, hint or arch (repeatable)."),
+        typer.Option(
+            "--arm",
+            "-a",
+            help="Prompt arm: unhinted, hint, arch, hint_strong or arch_guarded (repeatable).",
+        ),
     ] = ["unhinted"],  # noqa: B006
     k: Annotated[
         int,
         typer.Option(
             "-k",
-            help="Samples per task (sample 0 at temperature 0, the rest at 1).",
+            help="Samples per task (sample 0 at temperature 0, the rest at 1); the paper uses 5.",
             callback=_at_least(1),
         ),
-    ] = 1,
+    ] = 5,
     task_ids: Annotated[
         str | None, typer.Option("--tasks", help="Comma-separated task ids (default: all).")
     ] = None,
@@ -1085,16 +1089,58 @@ def generate(
             "--timeout", help="Seconds per model call, retries included.", callback=_at_least(1)
         ),
     ] = 600,
+    max_tokens: Annotated[
+        int,
+        typer.Option(
+            "--max-tokens", help="Output cap per model call (turn).", callback=_at_least(1)
+        ),
+    ] = 8_000,
+    run_index: Annotated[
+        int,
+        typer.Option(
+            "--run",
+            help="Replicate index recorded for these arms: 2 for an independent re-run.",
+            callback=_at_least(1),
+        ),
+    ] = 1,
+    rerun_reason: Annotated[
+        str | None,
+        typer.Option(
+            "--rerun-no-artifact",
+            metavar="REASON",
+            help="In the finished run at --out, ask again for the cells without a script for "
+            "this reason (e.g. truncated, with a higher --max-tokens); grade-run grades them.",
+        ),
+    ] = None,
     seed: SeedOpt = DEFAULT_SEED,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
 ) -> None:
     """Let a model write each task's pipeline (snapshot repair loop) and store the scripts as a run."""
     from arrivalbench.agent.generate import generate as run_generate
+    from arrivalbench.agent.generate import rerun_no_artifact
     from arrivalbench.agent.models import get_model
 
     use_suite(suite_dir)
     ids = _task_list("--tasks", task_ids)
+    if rerun_reason is not None:
+        again, n = rerun_no_artifact(
+            get_model(model, max_retries=max_retries, timeout=timeout),
+            out=out_dir,
+            reason=rerun_reason,
+            max_tokens=max_tokens,
+            concurrency=concurrency,
+            task_ids=ids,
+            log=lambda line: err.print(line, highlight=False),
+        )
+        missing = sum(c.artifact_sha256 is None for c in again.cells())
+        out.print(
+            f"re-ran {n} cells of {out_dir} ({missing} cells now without a script); "
+            f"grade the new scripts with: arrivalbench grade-run {out_dir}{suite_flags(suite_dir)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return
     private = _secret(seed_file)
     run = run_generate(
         get_model(model, max_retries=max_retries, timeout=timeout),
@@ -1105,8 +1151,10 @@ def generate(
         turns=turns,
         seed=seed,
         concurrency=concurrency,
+        max_tokens=max_tokens,
         log=lambda line: err.print(line, highlight=False),
         seed_commitment=private and private.commitment,
+        run=run_index,
     )
     cells = run.cells()
     missing = sum(c.artifact_sha256 is None for c in cells)
@@ -1130,6 +1178,10 @@ def import_scripts_command(
     out_dir: Annotated[
         Path, typer.Option("--out", "-o", help="New run directory.", callback=_new_run_dir)
     ],
+    role: Annotated[
+        str,
+        typer.Option("--role", help="The arm's role: human, reference, model or intervention."),
+    ] = "human",
     seed: SeedOpt = DEFAULT_SEED,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
@@ -1140,7 +1192,12 @@ def import_scripts_command(
     use_suite(suite_dir)
     private = _secret(seed_file)
     run = import_scripts(
-        folder, arm=arm, out=out_dir, seed=seed, seed_commitment=private and private.commitment
+        folder,
+        arm=arm,
+        out=out_dir,
+        seed=seed,
+        seed_commitment=private and private.commitment,
+        role=role,
     )
     out.print(
         f"wrote {out_dir}: {len(run.cells())} cells in arm {arm}; "
@@ -1162,10 +1219,18 @@ def import_inspect_command(
     out_dir: Annotated[
         Path, typer.Option("--out", "-o", help="New run directory.", callback=_new_run_dir)
     ],
+    verify_rows: Annotated[
+        bool,
+        typer.Option(
+            "--verify",
+            help="Re-grade every cell and compare with the scorer's kept verdicts; exit 1 if any differs.",
+        ),
+    ] = False,
+    workers: WorkersOpt = None,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
 ) -> None:
-    """Store finished Inspect logs of the arrivalbench task as a run, ready for grade-run."""
+    """Store finished Inspect logs of the arrivalbench task as a run, keeping the scorer's verdicts."""
     from arrivalbench.agent.inspect_import import import_inspect
 
     use_suite(suite_dir)
@@ -1173,13 +1238,29 @@ def import_inspect_command(
     run = import_inspect(log_dir, out_dir, seed_commitment=private and private.commitment)
     cells = run.cells()
     missing = sum(c.artifact_sha256 is None for c in cells)
+    kept = run.verdicts().num_rows
     out.print(
         f"wrote {out_dir}: {len(cells)} cells in arms {', '.join(run.manifest['arms'])} "
-        f"({missing} without a script); grade it with: arrivalbench grade-run {out_dir}{suite_flags(suite_dir)}",
+        f"({missing} without a script), {kept} verdicts kept from the scorer; grade what is "
+        f"missing with: arrivalbench grade-run {out_dir}{suite_flags(suite_dir)}",
         highlight=False,
         soft_wrap=True,
     )
     out.print(_run_kind(run), highlight=False)
+    if verify_rows:
+        from arrivalbench.sweep import verify
+
+        mismatches = [
+            line
+            for line in verify(run, workers=workers, private=private)
+            if not line.endswith("reproduced but not stored (run not fully graded?)")
+        ]
+        for line in mismatches:
+            out.print(line, highlight=False)
+        if mismatches:
+            out.print(f"{len(mismatches)} of {kept} kept verdicts differ", style="bold red")
+            raise typer.Exit(1)
+        out.print(f"all {kept} kept verdicts reproduced byte for byte", highlight=False)
 
 
 def _summary_table(run: Any) -> Table:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from arrivalbench.baselines import BASELINES, baseline_script
+from arrivalbench.baselines import NAIVE, baseline_script
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.grade import Grader
 from arrivalbench.leak import scan
@@ -230,7 +230,7 @@ def gate_task(task: Task, grader: Grader, seed_independent: bool = True) -> Task
         except ArrivalBenchError as exc:
             violate(str(exc), artifact="existing.sql")
 
-    for baseline in BASELINES:
+    for baseline in NAIVE:
         script = baseline_script(task, baseline)
         if script is None:
             continue
