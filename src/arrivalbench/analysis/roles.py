@@ -19,12 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
+from arrivalbench import store
 from arrivalbench.errors import UsageError
 
 Role = Literal["model", "intervention", "reference", "human"]
-ROLES: tuple[Role, ...] = ("model", "intervention", "reference", "human")
+ROLES = cast("tuple[Role, ...]", store.ROLES)
+"""The roles a run's manifest may record (one list: store.ROLES validates manifests with it)."""
 UNHINTED = "unhinted"
 
 # Arms that come from the suite or a template, never from a model: gold, the controls, the naive
