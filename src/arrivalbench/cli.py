@@ -158,6 +158,23 @@ SuiteDirOpt = Annotated[
 ]
 
 
+NoCacheOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-cache",
+        help="Grade every verdict afresh, neither reading nor writing the verdict cache "
+        "($ARRIVALBENCH_CACHE_DIR, default ~/.cache/arrivalbench).",
+    ),
+]
+
+
+def _cache_dir(no_cache: bool) -> Path | None:
+    """The verdict cache's folder, or None with --no-cache (see cache.py)."""
+    from arrivalbench.cache import default_cache_dir
+
+    return None if no_cache else default_cache_dir()
+
+
 def use_suite(suite_dir: list[Path] | None) -> None:
     """Put the --suite-dir folders, then ARRIVALBENCH_SUITE_PATH's, on this process's suite path."""
     from arrivalbench.spec import use_suite_dirs
@@ -292,6 +309,7 @@ def grade(
     ] = 1_000_000,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """Grade one pipeline of a task: PASS, FAIL or ERROR per schedule."""
     from arrivalbench.grade import Grader, dumps, replay_command
@@ -320,7 +338,11 @@ def grade(
         title = f"{the_task.id} · {pipeline} · seed {seed}"
     if private is not None:
         title += f" · private seed {private.short}"
-    with Grader(seed=seed, limits=limits, private=private) as grader:
+    from arrivalbench.cache import VerdictCache
+
+    cache_dir = _cache_dir(no_cache)
+    cache = VerdictCache(cache_dir) if cache_dir is not None else None
+    with Grader(seed=seed, limits=limits, private=private, cache=cache) as grader:
         record, _ = grader.grade(the_task, script, names, where=str(pipeline), prebuilt=prebuilt)
     if as_json:
         sys.stdout.write(dumps(record))
@@ -400,6 +422,7 @@ def gate(
     jobs: JobsOpt = None,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """Admissibility gate over the suite (built-in and --suite-dir); exits 1 when any task is rejected."""
     from arrivalbench.gate import TaskGate, gate_suite
@@ -443,7 +466,12 @@ def gate(
     import os
 
     results = gate_suite(
-        chosen, seed=seed, jobs=jobs or os.cpu_count() or 1, on_task=report, private=private
+        chosen,
+        seed=seed,
+        jobs=jobs or os.cpu_count() or 1,
+        on_task=report,
+        private=private,
+        cache_dir=_cache_dir(no_cache),
     )
     admitted = sum(r.admitted for r in results)
     summary = Table(title="gate summary")
@@ -853,6 +881,7 @@ def grade_run(
     ] = None,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """Grade every ungraded (cell, schedule) of a run directory, resuming where a sweep stopped."""
     from collections import Counter
@@ -914,6 +943,7 @@ def grade_run(
             on_result=arrived,
             on_plan=planned,
             private=private,
+            cache_dir=_cache_dir(no_cache),
         )
     finally:
         if progress.live.is_started:

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 from arrivalbench.baselines import BASELINES, baseline_script
+from arrivalbench.cache import VerdictCache
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.grade import Grader
 from arrivalbench.leak import scan
@@ -285,10 +287,12 @@ def _check_rules(
 _GRADER: Grader | None = None
 
 
-def _gate_in_worker(task: Task, seed: int, private: PrivateSeed | None) -> TaskGate:
+def _gate_in_worker(
+    task: Task, seed: int, private: PrivateSeed | None, cache_dir: Path | None
+) -> TaskGate:
     global _GRADER
     if _GRADER is None:
-        _GRADER = Grader(seed=seed, private=private)
+        _GRADER = Grader(seed=seed, private=private, cache=_cache(cache_dir))
     return gate_task(task, _GRADER)
 
 
@@ -298,22 +302,29 @@ def gate_suite(
     jobs: int = 1,
     on_task: Callable[[TaskGate], None] | None = None,
     private: PrivateSeed | None = None,
+    cache_dir: Path | None = None,
 ) -> list[TaskGate]:
     """Gate every task, `jobs` tasks at a time; results come back in the order given.
 
     With `private`, the hidden logs (benign controls, hazards, the oracle checks) descend from
-    that secret, as in an official run; the snapshot from `seed`.
+    that secret, as in an official run; the snapshot from `seed`. With `cache_dir`, verdicts come
+    from and go to the verdict cache (cache.py), so a later sweep of the same artifacts reuses them.
     """
     tasks = list(tasks)
     if jobs <= 1 or len(tasks) <= 1:
         results = []
-        with Grader(seed=seed, private=private) as grader:
+        with Grader(seed=seed, private=private, cache=_cache(cache_dir)) as grader:
             for task in tasks:
                 results.append(gate_task(task, grader))
                 if on_task:
                     on_task(results[-1])
         return results
-    return per_task_pool(_gate_in_worker, [(task, seed, private) for task in tasks], jobs, on_task)
+    calls = [(task, seed, private, cache_dir) for task in tasks]
+    return per_task_pool(_gate_in_worker, calls, jobs, on_task)
+
+
+def _cache(cache_dir: Path | None) -> VerdictCache | None:
+    return VerdictCache(cache_dir) if cache_dir is not None else None
 
 
 def per_task_pool(
