@@ -206,3 +206,11 @@ def test_no_cache_bypasses_the_cache(tmp_path, task):
     verdicts = json.loads(bypassed.stdout)["verdicts"]
     assert {v["verdict"] for v in verdicts.values()} == {"PASS"}
     assert len(entries(cache)) == 1  # --no-cache wrote nothing either
+
+
+def test_a_bad_cache_bound_is_one_line_before_grading(tmp_path, task):
+    env = {"ARRIVALBENCH_CACHE_DIR": str(tmp_path / "c"), "ARRIVALBENCH_CACHE_MAX_MB": "lots"}
+    done = cli("grade", "--task", task.id, "--pipeline", task.folder / "gold.sql", env=env)
+    assert done.returncode == 2
+    assert "ARRIVALBENCH_CACHE_MAX_MB='lots'" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr

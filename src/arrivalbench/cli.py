@@ -169,10 +169,11 @@ NoCacheOpt = Annotated[
 
 
 def _cache_dir(no_cache: bool) -> Path | None:
-    """The verdict cache's folder, or None with --no-cache (see cache.py)."""
-    from arrivalbench.cache import default_cache_dir
+    """The verdict cache's folder, or None with --no-cache (see cache.py); a bad
+    ARRIVALBENCH_CACHE_MAX_MB is one line here, before any worker starts."""
+    from arrivalbench.cache import VerdictCache
 
-    return None if no_cache else default_cache_dir()
+    return None if no_cache else VerdictCache().root
 
 
 def use_suite(suite_dir: list[Path] | None) -> None:
