@@ -28,6 +28,14 @@ def _builtin_suite_only():
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_verdict_cache(tmp_path_factory: pytest.TempPathFactory):
+    """Tests never read or fill the developer's verdict cache (the CLI subprocesses inherit this)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ARRIVALBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("verdict-cache")))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _no_suite_dirs_left_over(monkeypatch: pytest.MonkeyPatch) -> None:
     """Folders a test put on this process's suite path (spec.use_suite_dirs) end with the test."""

@@ -166,6 +166,24 @@ SuiteDirOpt = Annotated[
 ]
 
 
+NoCacheOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-cache",
+        help="Grade every verdict afresh, neither reading nor writing the verdict cache "
+        "($ARRIVALBENCH_CACHE_DIR, default ~/.cache/arrivalbench).",
+    ),
+]
+
+
+def _cache_dir(no_cache: bool) -> Path | None:
+    """The verdict cache's folder, or None with --no-cache (see cache.py); a bad
+    ARRIVALBENCH_CACHE_MAX_MB is one line here, before any worker starts."""
+    from arrivalbench.cache import VerdictCache
+
+    return None if no_cache else VerdictCache().root
+
+
 def use_suite(suite_dir: list[Path] | None) -> None:
     """Put the --suite-dir folders, then ARRIVALBENCH_SUITE_PATH's, on this process's suite path."""
     from arrivalbench.spec import use_suite_dirs
@@ -342,6 +360,7 @@ def grade(
     suite_dir: SuiteDirOpt = None,
     fail_on: FailOnOpt = "never",
     junit: JunitOpt = None,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """Grade one pipeline of a task: PASS, FAIL or ERROR per schedule."""
     from arrivalbench.grade import Grader, dumps, replay_command
@@ -370,7 +389,11 @@ def grade(
         title = f"{the_task.id} · {pipeline} · seed {seed}"
     if private is not None:
         title += f" · private seed {private.short}"
-    with Grader(seed=seed, limits=limits, private=private) as grader:
+    from arrivalbench.cache import VerdictCache
+
+    cache_dir = _cache_dir(no_cache)
+    cache = VerdictCache(cache_dir) if cache_dir is not None else None
+    with Grader(seed=seed, limits=limits, private=private, cache=cache) as grader:
         record, _ = grader.grade(the_task, script, names, where=str(pipeline), prebuilt=prebuilt)
     if junit is not None:
         _write_junit(record, f"arrivalbench grade {the_task.id}", junit)
@@ -752,6 +775,7 @@ def gate(
             help="Gate at this many seeds: --seed and the next ones (a private seed gates one).",
         ),
     ] = GATE_SEED_COUNT,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """Admissibility gate over the suite (built-in and --suite-dir) at several seeds; exits 1 when
     any task is rejected at any of them."""
@@ -805,6 +829,7 @@ def gate(
         on_task=report,
         private=private,
         seed_count=seed_count,
+        cache_dir=_cache_dir(no_cache),
     )
     admitted = sum(r.admitted for r in results)
     summary = Table(title="gate summary")
@@ -1304,6 +1329,7 @@ def grade_run(
             help="Then diagnose every FAIL (one more replay each) into explanations.parquet.",
         ),
     ] = False,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """Grade every ungraded (cell, schedule) of a run directory, resuming where a sweep stopped."""
     from collections import Counter
@@ -1365,6 +1391,7 @@ def grade_run(
             on_result=arrived,
             on_plan=planned,
             private=private,
+            cache_dir=_cache_dir(no_cache),
         )
     finally:
         if progress.live.is_started:

@@ -23,9 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 from arrivalbench.baselines import NAIVE, baseline_script
+from arrivalbench.cache import VerdictCache
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.grade import Grader
 from arrivalbench.leak import scan
@@ -351,10 +353,12 @@ def _check_rules(
 _GRADER: Grader | None = None
 
 
-def _gate_in_worker(task: Task, seeds: list[int], private: PrivateSeed | None) -> TaskGate:
+def _gate_in_worker(
+    task: Task, seeds: list[int], private: PrivateSeed | None, cache_dir: Path | None
+) -> TaskGate:
     global _GRADER
     if _GRADER is None:
-        _GRADER = Grader(seed=seeds[0], private=private)
+        _GRADER = Grader(seed=seeds[0], private=private, cache=_cache(cache_dir))
     return gate_task_at_seeds(task, _GRADER, seeds)
 
 
@@ -365,25 +369,32 @@ def gate_suite(
     on_task: Callable[[TaskGate], None] | None = None,
     private: PrivateSeed | None = None,
     seed_count: int = GATE_SEED_COUNT,
+    cache_dir: Path | None = None,
 ) -> list[TaskGate]:
     """Gate every task at `seed_count` seeds from `seed` (seeds.gate_seeds), `jobs` tasks at a
     time; results come back in the order given.
 
     With `private`, the hidden logs (benign controls, hazards, the oracle checks) descend from
-    that secret, as in an official run, and the snapshot from `seed`: one seed is gated.
+    that secret, as in an official run, and the snapshot from `seed`: one seed is gated. With
+    `cache_dir`, verdicts come from and go to the verdict cache (cache.py), so a later sweep of the
+    same artifacts reuses them.
     """
     tasks = list(tasks)
     seeds = gate_seeds(1 if private is not None else seed_count, seed)
     if jobs <= 1 or len(tasks) <= 1:
         results = []
-        with Grader(seed=seed, private=private) as grader:
+        with Grader(seed=seed, private=private, cache=_cache(cache_dir)) as grader:
             for task in tasks:
                 results.append(gate_task_at_seeds(task, grader, seeds))
                 if on_task:
                     on_task(results[-1])
         return results
-    calls = [(task, seeds, private) for task in tasks]
+    calls = [(task, seeds, private, cache_dir) for task in tasks]
     return per_task_pool(_gate_in_worker, calls, jobs, on_task)
+
+
+def _cache(cache_dir: Path | None) -> VerdictCache | None:
+    return VerdictCache(cache_dir) if cache_dir is not None else None
 
 
 def per_task_pool(

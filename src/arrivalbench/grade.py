@@ -19,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 
 from arrivalbench import __version__
+from arrivalbench.cache import VerdictCache, oracle_key, verdict_key
 from arrivalbench.compare import compare
 from arrivalbench.engines import Limits, get_engine
 from arrivalbench.errors import PipelineInputError
@@ -28,7 +29,7 @@ from arrivalbench.replay import ResultCap, RunError
 from arrivalbench.sandbox import ReplayJob, Sandbox
 from arrivalbench.schedules import Schedule, build_schedule, schedule_to_json
 from arrivalbench.seeds import DEFAULT_SEED, PrivateSeed
-from arrivalbench.spec import Task
+from arrivalbench.spec import SuiteDirs, Task, suite_hash
 
 RECORD_FORMAT = 1
 ERROR_CLASSES = (
@@ -81,6 +82,10 @@ class Grader:
     engine_name: str = "duckdb"
     private: PrivateSeed | None = None
     """The secret the hidden logs descend from; None: they descend from `seed` (a public run)."""
+    cache: VerdictCache | None = None
+    """Where verdicts and public oracles are looked up before grading (None: grade everything)."""
+    suite_dirs: SuiteDirs = None
+    """The user's suite folders the graded tasks come from (their content is part of a cache key)."""
     _sandbox: Sandbox = field(default_factory=Sandbox, init=False, repr=False)
     _oracles: dict[tuple[str, str, int], pa.Table] = field(
         default_factory=dict, init=False, repr=False
@@ -89,8 +94,24 @@ class Grader:
         default_factory=dict, init=False, repr=False
     )
 
+    _hashes: dict[tuple[str, str], str] = field(default_factory=dict, init=False, repr=False)
+
     def __post_init__(self) -> None:
         self.engine = get_engine(self.engine_name)
+
+    def _task_hash(self, task: Task) -> str:
+        """The task's files on disk and its spec and oracle as loaded (a task changed in memory,
+        as the benchmarks' scaled tasks are, is another task)."""
+        key = (str(task.folder), task.identity)
+        if key not in self._hashes:
+            both = f"{task.content_hash()}\0{task.identity}"
+            self._hashes[key] = hashlib.sha256(both.encode()).hexdigest()
+        return self._hashes[key]
+
+    def _suite_hash(self) -> str:
+        if ("", "suite") not in self._hashes:
+            self._hashes["", "suite"] = suite_hash(self.suite_dirs)
+        return self._hashes["", "suite"]
 
     def __enter__(self) -> Grader:
         return self
@@ -109,13 +130,31 @@ class Grader:
 
     def oracle(self, task: Task, log: Log, schedule: Schedule | None = None) -> pa.Table:
         """The expected target: over the whole log, or over the distinct events a partial
-        schedule (a shrunk counterexample) delivers."""
+        schedule (a shrunk counterexample) delivers. A whole log's is computed once per process,
+        and once per machine for a public log when there is a cache (an oracle of a private log
+        never goes to disk)."""
         if schedule is not None and schedule.partial:
             rows = sorted({row for d in schedule.deliveries for row in d.rows})
             return oracle_over(task, log.subset_tables(rows), self.engine, "the delivered events")
         key = (task.identity, log.kind, log.seed)
         if key not in self._oracles:
-            self._oracles[key] = compute_oracle(task, log, self.engine)
+            shared = self.cache is not None and not (self.private and log.kind == "hidden")
+            stored = None
+            if shared:
+                assert self.cache is not None
+                disk_key = oracle_key(
+                    engine=self.engine,
+                    task_hash=self._task_hash(task),
+                    log_kind=log.kind,
+                    log_seed=log.seed,
+                )
+                stored = self.cache.get_oracle(disk_key)
+            if stored is None:
+                stored = compute_oracle(task, log, self.engine)
+                if shared:
+                    assert self.cache is not None
+                    self.cache.put_oracle(disk_key, stored)
+            self._oracles[key] = stored
         return self._oracles[key]
 
     def grade(
@@ -144,35 +183,37 @@ class Grader:
             if schedule.seed_commitment is not None:
                 commitments.add(schedule.seed_commitment)
             expected = self.oracle(task, log, schedule)
-            job = ReplayJob(
-                task=task,
-                schedule=schedule,
-                script=script,
-                limits=self.limits,
-                engine=self.engine_name,
-                cap=result_cap(expected),
-            )
-            result = self._sandbox.run(job)
-            if result.empty_script and not empty_is_error:
-                assert result.error is not None
-                raise PipelineInputError(
-                    f"{where}: {result.error.message}; give a file with at least one SQL statement."
+            cap = result_cap(expected)
+            schedule_hash = schedule_sha256(schedule, log)
+            key = None
+            cached = None
+            if self.cache is not None:
+                key = verdict_key(
+                    engine=self.engine,
+                    task_hash=self._task_hash(task),
+                    schedule_sha256=schedule_hash,
+                    artifact_sha256=artifact_sha256(script),
+                    limits=self.limits,
+                    seed=self.seed,
+                    cap=cap,
+                    suite_hash=self._suite_hash(),
+                    record_format=RECORD_FORMAT,
                 )
-            if result.error is not None:
-                entry = _error(result.error)
+                cached = self.cache.get(key)
+            if cached is not None:
+                entry, statement_seconds = cached, 0.0
             else:
-                assert result.target is not None
-                comparison = compare(expected, result.target, task.spec.target)
-                entry = (
-                    {"verdict": "PASS"}
-                    if comparison.equal
-                    else {"verdict": "FAIL", "diff": comparison.diff}
+                entry, statement_seconds, empty = self._run(
+                    task, script, schedule, expected, cap, where, empty_is_error
                 )
-            entry["schedule_sha256"] = schedule_sha256(schedule, log)
+                entry["schedule_sha256"] = schedule_hash
+                if key is not None and not empty:
+                    assert self.cache is not None
+                    self.cache.put(key, entry)
             verdicts[name] = entry
             timings[name] = {
                 "wall_seconds": round(time.perf_counter() - started, 6),
-                "statement_seconds": round(result.statement_seconds, 6),
+                "statement_seconds": round(statement_seconds, 6),
             }
             if on_verdict:
                 on_verdict(name, entry)
@@ -189,6 +230,43 @@ class Grader:
         if commitments:
             record["seed_commitment"] = min(commitments)
         return record, timings
+
+    def _run(
+        self,
+        task: Task,
+        script: str,
+        schedule: Schedule,
+        expected: pa.Table,
+        cap: ResultCap,
+        where: str,
+        empty_is_error: bool,
+    ) -> tuple[dict[str, Any], float, bool]:
+        """(verdict entry, statement seconds, the script was empty) of one replay in the worker."""
+        job = ReplayJob(
+            task=task,
+            schedule=schedule,
+            script=script,
+            limits=self.limits,
+            engine=self.engine_name,
+            cap=cap,
+        )
+        result = self._sandbox.run(job)
+        if result.empty_script and not empty_is_error:
+            assert result.error is not None
+            raise PipelineInputError(
+                f"{where}: {result.error.message}; give a file with at least one SQL statement."
+            )
+        if result.error is not None:
+            entry = _error(result.error)
+        else:
+            assert result.target is not None
+            comparison = compare(expected, result.target, task.spec.target)
+            entry = (
+                {"verdict": "PASS"}
+                if comparison.equal
+                else {"verdict": "FAIL", "diff": comparison.diff}
+            )
+        return entry, result.statement_seconds, result.empty_script
 
 
 def _error(error: RunError) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from arrivalbench.engines import Engine, Limits, Session, Statement
+from arrivalbench.engines import Database, Engine, Limits, Session, Statement
 from arrivalbench.logs import Log
 from arrivalbench.schedules import SYNTHETIC_COLUMN, Delivery, Schedule
 
@@ -202,6 +202,7 @@ def replay(
     cap: ResultCap | None = None,
     observe: bool = False,
     deliver: Deliver | None = None,
+    database: Database | None = None,
 ) -> ReplayResult:
     """Deliver every batch of the schedule, run the script once per delivery, read the target at the end.
 
@@ -210,10 +211,14 @@ def replay(
     watchdog before a row of it is read, and one larger than `cap` is an ERROR, not a table.
     With `observe`, the target is also read (under the same limits) after every delivery, into
     `trace`; a read that fails or exceeds the cap ends the replay as it would at the end.
+    `database`: a new instance the caller opened for this replay alone (`engine.open(limits)`)
+    and closes after it (the sandbox worker opens the next one, and closes the last, while the
+    grader compares); by default the replay opens and closes its own.
     """
     guard = watchdog()
     clock = _Clock(limits)
-    database = engine.open(limits)
+    owned = database is None
+    database = engine.open(limits) if database is None else database
     spent = 0.0
     ran = 0
 
@@ -282,7 +287,8 @@ def replay(
         result, error = _read_target(engine, database.session(), target, guard, clock, cap, last)
         return ReplayResult(result, error, spent, ran, trace=tuple(trace) if observe else None)
     finally:
-        database.close()
+        if owned:
+            database.close()
 
 
 def _read_target(

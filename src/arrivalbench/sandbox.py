@@ -8,6 +8,7 @@ an out-of-memory kill) costs one ERROR verdict; the next replay gets a fresh wor
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import resource
@@ -20,7 +21,7 @@ import traceback
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
-from arrivalbench.engines import Engine, Limits, Statement, get_engine
+from arrivalbench.engines import Database, Engine, Limits, Statement, get_engine
 from arrivalbench.logs import log_from_seed
 from arrivalbench.replay import Heartbeat, ReplayResult, ResultCap, RunError, replay
 from arrivalbench.schedules import Schedule
@@ -96,7 +97,11 @@ class ReplayJob:
     """Read the target after every delivery too (ReplayResult.trace), for `explain`."""
 
     def run(
-        self, engine: Engine, statements: list[Statement], heartbeat: Heartbeat
+        self,
+        engine: Engine,
+        statements: list[Statement],
+        heartbeat: Heartbeat,
+        database: Database | None = None,
     ) -> ReplayResult:
         """The replay of this job in the worker (another job kind, such as arrivalbench.check's,
         brings its own `run`; a job whose `script` is None needs no statements)."""
@@ -111,6 +116,7 @@ class ReplayJob:
             heartbeat=heartbeat,
             cap=self.cap,
             observe=self.observe,
+            database=database,
         )
 
 
@@ -159,6 +165,10 @@ artifact it grades, must start with the same room as the first."""
 def _serve(conn: Connection) -> None:
     engines: dict[str, Engine] = {}
     prepared: tuple[str, str, Limits, list[Statement] | ReplayResult] | None = None
+    spare: tuple[str, Limits, Database] | None = None
+    """A new instance opened after the last job, for the next one with the same engine and
+    limits: opening one costs ~10 ms of the engine's own time, done while the grader compares."""
+    used: Database | None = None
     while True:
         try:
             job: ReplayJob | None = conn.recv()  # or another job kind with the same fields and run
@@ -183,19 +193,40 @@ def _serve(conn: Connection) -> None:
             if isinstance(statements, ReplayResult):
                 conn.send(("done", statements, False))
                 continue
-            result = job.run(
-                engine, statements, lambda batch, stmt: conn.send(("beat", batch, stmt))
-            )
+
+            def beat(batch: int, stmt: int | None) -> None:
+                conn.send(("beat", batch, stmt))
+
+            if not isinstance(job, ReplayJob):  # another job kind (arrivalbench.check's)
+                result = job.run(engine, statements, beat)  # manages its own database
+            else:
+                if spare is not None and spare[:2] == (job.engine, job.limits):
+                    used = spare[2]
+                else:
+                    if spare is not None:
+                        spare[2].close()
+                    used = engine.open(job.limits)
+                spare = None  # never handed to a second replay
+                result = job.run(engine, statements, beat, database=used)
             crashed = result.error is not None and result.error.error_class == "engine_crash"
             retire = crashed or _mapped_bytes() > RETIRE_MAPPED_BYTES
             conn.send(("done", result, retire))
             if retire:
                 return
+            if used is not None:
+                used.close()
+                used = None
+                spare = (job.engine, job.limits, engine.open(job.limits))
         except MemoryError:  # an allocation past the worker's cap: the script's memory, not ours
             conn.send(("out_of_memory", "the replay exhausted the worker's memory"))
             return
         except Exception:
             conn.send(("harness_error", traceback.format_exc()))
+        finally:
+            if used is not None:  # the job ended in an exception: its instance goes with it
+                with contextlib.suppress(Exception):
+                    used.close()
+                used = None
 
 
 class HarnessError(RuntimeError):

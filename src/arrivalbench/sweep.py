@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arrivalbench.cache import VerdictCache
 from arrivalbench.engines import Limits, get_engine
 from arrivalbench.errors import UsageError
 from arrivalbench.grade import Grader
@@ -44,6 +45,7 @@ class SweepConfig:
     schedules: str | None  # None: the task's default set; "all"; or a comma list
     private: PrivateSeed | None = None
     suite_dirs: tuple[Path, ...] = ()  # the user's suite folders, as the parent resolved them
+    cache_dir: Path | None = None  # the verdict cache (see cache.py); None: grade everything
 
     @classmethod
     def from_manifest(
@@ -51,6 +53,7 @@ class SweepConfig:
         manifest: dict[str, Any],
         private: PrivateSeed | None = None,
         suite_dirs: tuple[Path, ...] = (),
+        cache_dir: Path | None = None,
     ) -> SweepConfig:
         config = manifest.get("config", {})
         default = Limits()
@@ -66,6 +69,7 @@ class SweepConfig:
             schedules=config.get("schedules"),
             private=private,
             suite_dirs=suite_dirs,
+            cache_dir=cache_dir,
         )
 
 
@@ -96,10 +100,18 @@ def grade_unit(unit: Unit, config: SweepConfig) -> list[tuple[dict[str, Any], di
         or _GRADER.seed != config.seed
         or _GRADER.limits != config.limits
         or _GRADER.private != config.private
+        or _GRADER.suite_dirs != config.suite_dirs
+        or (_GRADER.cache.root if _GRADER.cache else None) != config.cache_dir
     ):
         if _GRADER is not None:
             _GRADER.close()
-        _GRADER = Grader(seed=config.seed, limits=config.limits, private=config.private)
+        _GRADER = Grader(
+            seed=config.seed,
+            limits=config.limits,
+            private=config.private,
+            cache=VerdictCache(config.cache_dir) if config.cache_dir is not None else None,
+            suite_dirs=config.suite_dirs,
+        )
     task = get_task(unit.cell.task, config.suite_dirs)
     record, timings = _GRADER.grade(
         task,
@@ -222,11 +234,13 @@ def sweep(
     on_plan: Callable[[int], None] | None = None,
     private: PrivateSeed | None = None,
     suite_dirs: SuiteDirs = None,
+    cache_dir: Path | None = None,
 ) -> SweepReport:
     """Grade everything still ungraded in the run, append as results arrive, then compact.
 
     A private run needs `private`, the secret it commits to; a development run takes none.
     `suite_dirs`: the user's suite folders (default: the process's, see spec.user_suite_dirs).
+    `cache_dir`: a verdict cache to read and fill (None: every verdict is graded afresh).
     """
     manifest = run.manifest
     run.check_secret(private)
@@ -243,7 +257,7 @@ def sweep(
             )
     if executor not in ("local", "ray"):
         raise UsageError(f"executor {executor!r}: expected 'local' or 'ray'.")
-    config = SweepConfig.from_manifest(manifest, private, suite_dirs=dirs)
+    config = SweepConfig.from_manifest(manifest, private, suite_dirs=dirs, cache_dir=cache_dir)
     workers = workers or os.cpu_count() or 1
     started = time.perf_counter()
     counts: Counter[str] = Counter()
@@ -278,7 +292,8 @@ def _regraded_copy(
 ) -> RunDir:
     """Copy the run without verdicts to `out` and grade the copy; the caller holds the run's lock.
 
-    The copy's manifest names the run it came from and the harness that graded it.
+    The copy's manifest names the run it came from and the harness that graded it. The verdict
+    cache is never used: re-grading exists to execute every artifact again.
     """
     from arrivalbench import __version__
 
@@ -295,7 +310,7 @@ def _regraded_copy(
             "engine_version": get_engine(manifest.get("engine", "duckdb")).version,
         },
     )
-    sweep(copy, workers=workers, private=private, suite_dirs=suite_dirs)
+    sweep(copy, workers=workers, private=private, suite_dirs=suite_dirs, cache_dir=None)
     return copy
 
 
