@@ -43,11 +43,15 @@ demo: $(CORE)
 chromium:
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y --no-install-recommends chromium)
 
-## test: lint, then the whole test suite; pytest's "no tests collected" (exit 5) is a failure here
+## test: lint, the whole test suite (pytest's "no tests collected", exit 5, is a failure here),
+## then the suite itself: the gate at its three seeds, executing everything (--no-cache), and the
+## audit of every task's second oracle
 test: lint chromium $(DBT_STAMP)
 	@ARRIVALBENCH_REQUIRE_CHROMIUM=1 $(PY) -m pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing on purpose"; exit 1; fi; \
 	exit $$rc
+	$(VENV)/bin/arrivalbench gate --no-cache
+	$(VENV)/bin/arrivalbench audit
 
 ## lint: exactly the checks `make test` runs first
 lint: $(STAMP)
