@@ -3,6 +3,8 @@
 Edge cases (off by default, so a task's log changes only when it asks): `calendar_gaps` closes a
 share of (store, day) cells, moving their sales to other stores open that day, so some stores
 have days without sales and a window of the last N order days is not the last N calendar days.
+`time_grain_seconds` rounds event times down to a grain (no random draw), so some share a time:
+within the feed, and with another feed on the same grain ("at or before" a change).
 """
 
 from __future__ import annotations
@@ -11,7 +13,14 @@ import numpy as np
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
-from arrivalbench.generators import Generator, cents_to_decimal, register, timestamps, ts_array
+from arrivalbench.generators import (
+    Generator,
+    cents_to_decimal,
+    register,
+    round_down,
+    timestamps,
+    ts_array,
+)
 
 
 class SalesParams(BaseModel):
@@ -26,6 +35,9 @@ class SalesParams(BaseModel):
     max_cents: int = Field(25_000, ge=1)
     calendar_gaps: float = Field(0.0, ge=0.0, lt=1.0)
     """Share of (store, day) cells with no sales: their sales go to a store open that day."""
+    time_grain_seconds: int = Field(1, ge=1, le=86_400)
+    """Event times rounded down to a multiple of this many seconds (from `start`), so events of
+    one feed, or of two feeds on the same grain, share a `ts_event`."""
 
 
 def _columns(_: SalesParams) -> dict[str, str]:
@@ -49,6 +61,7 @@ def _build(p: SalesParams, random: np.random.Generator) -> dict[str, pa.Array]:
     cents = random.integers(p.min_cents, p.max_cents + 1, n)
     if p.calendar_gaps > 0:  # drawn last, so every other value matches the log without gaps
         stores = _close_cells(p, random, ts, stores)
+    ts = round_down(ts, p.start, p.time_grain_seconds)
     return {
         "ts_event": ts_array(ts),
         "store_id": pa.array(stores, pa.int32()),
