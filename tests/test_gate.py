@@ -498,3 +498,35 @@ def test_regression_refund_rate_of_zero_gross_not_null_fails(grader):
         grader, "refund_rate_modify", "controls/zero_gross_rate_zero.sql"
     )
     assert verdicts["snapshot"] == verdicts["single_batch"] == "FAIL"
+
+
+@pytest.mark.parametrize(
+    ("task_id", "control"),
+    [
+        ("daily_sessions", "controls/split_at_30_minutes.sql"),
+        ("daily_sessions", "controls/equal_times_split.sql"),
+        ("session_stats_repair", "controls/split_at_30_minutes.sql"),
+        ("session_stats_repair", "controls/equal_times_split.sql"),
+        ("tier_revenue", "controls/strictly_before.sql"),
+        ("daily_funnel", "controls/no_viewers_rate_zero.sql"),
+        ("funnel_conversion_modify", "controls/no_viewers_rate_zero.sql"),
+        ("overdraft_days", "controls/zero_is_overdrawn.sql"),
+        ("first_purchase", "controls/ties_larger_id.sql"),
+        ("top_stores_repair", "controls/ties_larger_store.sql"),
+        ("top_stores_repair", "controls/runner_up_padded.sql"),
+        ("top3_products_daily", "controls/three_rows_padded.sql"),
+        ("customer_net_spend", "controls/no_rows_null.sql"),
+        ("account_state_repair", "controls/ties_smaller_id.sql"),
+        ("tier_history_modify", "controls/next_later_time.sql"),
+        ("customer_tier_history", "controls/next_later_time.sql"),
+    ],
+)
+def test_regression_rule_left_unexercised_by_the_data_fails(grader, task_id, control):
+    """An earlier pass found these stated rules (the 30-minute boundary and equal times of
+    sessions, "at or before", a day without viewers, a balance of exactly 0, ties in first
+    purchases and rankings, a day with a single store or fewer than three products, a sum with
+    no rows, ties in tier histories) never reached by the data, so a pipeline breaking one passed
+    every schedule. With the tasks' edge-case parameters each rule control now FAILs."""
+    assert grader.seed == DEFAULT_SEED
+    verdicts = rule_control_verdicts(grader, task_id, control)
+    assert "FAIL" in verdicts.values(), verdicts
