@@ -209,8 +209,10 @@ def test_hazard_that_nothing_notices_is_rejected(grader, copy_task, edit_spec):
     result = gate_task(load_task(folder), grader)
     assert not any(name.startswith("baseline:") for name in result.verdicts)
     assert result.verdicts[GOLD]["snapshot"] == "PASS"  # the split oracle gives the same target
+    rule_controls = {r.control for r in result.task.spec.rules}  # wrong on purpose, everywhere
     for name, row in result.verdicts.items():
-        assert row["duplicate_delivery"] == row["in_order_stream"] == "PASS", name
+        if name not in rule_controls:
+            assert row["duplicate_delivery"] == row["in_order_stream"] == "PASS", name
     assert result.earned_by["duplicate_delivery"] == []
     for hazard in result.task.spec.hazards:
         if hazard != "duplicate_delivery":
@@ -240,7 +242,12 @@ def test_declaration_only_batch_only_reacts_to_is_rejected(grader, copy_task, ed
     assert in_order["diff"] != duplicated["diff"]  # what the old rule took for "noticed"
 
     result = gate_task(task, grader)
-    reacting = [a for a, row in result.verdicts.items() if row["duplicate_delivery"] != "PASS"]
+    rule_controls = {r.control for r in task.spec.rules}  # wrong on purpose, everywhere
+    reacting = [
+        a
+        for a, row in result.verdicts.items()
+        if row["duplicate_delivery"] != "PASS" and a not in rule_controls
+    ]
     assert reacting == ["baseline:batch_only"]
     assert result.earned_by["duplicate_delivery"] == []
     (unearned,) = result.violations
