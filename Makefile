@@ -13,6 +13,12 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+## the dbt extra (arrivalbench check --dbt-project): the tests run real dbt; the demo needs none
+DBT_STAMP := $(VENV)/.installed-dbt
+$(DBT_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,dbt]'
+	touch $(DBT_STAMP)
+
 ## demo: gate the built-in suite (grading every gold, negative control and naive baseline),
 ## then build the reference corpus as a run directory, grade it, print the per-arm rates and write
 ## its report (runs/demo/report/report.html)
@@ -29,7 +35,7 @@ chromium:
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y --no-install-recommends chromium)
 
 ## test: lint, then the whole test suite; pytest's "no tests collected" (exit 5) is a failure here
-test: lint chromium
+test: lint chromium $(DBT_STAMP)
 	@ARRIVALBENCH_REQUIRE_CHROMIUM=1 $(PY) -m pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing on purpose"; exit 1; fi; \
 	exit $$rc

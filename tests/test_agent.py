@@ -12,18 +12,26 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from arrivalbench.agent.generate import generate, import_scripts, load_transcripts
+from arrivalbench.agent.generate import (
+    generate,
+    import_scripts,
+    load_transcripts,
+    rerun_no_artifact,
+)
 from arrivalbench.agent.loop import repair_loop
 from arrivalbench.agent.models import Model, ReplayModel, Reply, Request
 from arrivalbench.agent.parse import parse_response
 from arrivalbench.agent.prompts import (
     ARMS,
+    WARNED,
     LeakError,
+    arm_role,
     arm_sha256,
     build_prompt,
+    text,
 )
 from arrivalbench.cli import app
-from arrivalbench.errors import UsageError
+from arrivalbench.errors import UnknownNameError, UsageError
 from arrivalbench.leak import scan
 from arrivalbench.schedules import SCHEDULE_NAMES
 from arrivalbench.spec import get_task, load_suite, load_task
@@ -57,7 +65,7 @@ def test_no_prompt_of_a_silent_arm_names_a_hazard() -> None:
         for arm in ARMS:
             prompt = build_prompt(task, arm)
             found = scan(prompt.system) + scan(prompt.user)
-            assert (found != []) == (arm == "hint"), (task.id, arm, found)
+            assert (found != []) == (arm in WARNED), (task.id, arm, found)
 
 
 def test_prompt_carries_the_contract_columns_key_and_test() -> None:
@@ -90,13 +98,74 @@ def test_modify_and_repair_prompts_show_the_existing_pipeline() -> None:
 
 def test_arms_differ_by_one_paragraph_and_hash() -> None:
     task = get_task("daily_revenue")
-    plain, hint, arch = (build_prompt(task, arm) for arm in ARMS)
-    assert hint.user.startswith(plain.user.rstrip("\n")) and arch.user.startswith(
-        plain.user.rstrip("\n")
+    prompts = {arm: build_prompt(task, arm) for arm in ARMS}
+    plain = prompts["unhinted"]
+    for arm, prompt in prompts.items():
+        assert prompt.system == plain.system
+        assert prompt.user.startswith(plain.user.rstrip("\n")), arm
+    assert "NOTE" in prompts["hint"].user and "NOTE" in prompts["hint_strong"].user
+    assert "Stage" in prompts["arch"].user and "Stage" in prompts["arch_guarded"].user
+    assert len({p.sha256 for p in prompts.values()}) == len(ARMS) == 5
+    assert len({arm_sha256(a) for a in ARMS}) == 5
+
+
+# Words and phrases that would tell the model to guard against rows arriving together: the
+# hazard vocabulary (leak.scan) plus the ways of asking for one row per key from a batch.
+WITHIN_BATCH_GUARD = re.compile(
+    r"one row per|\bdedup|\bdistinct\b|row_number|\bqualify\b|primary key|\bunique\b|"
+    r"on conflict|\bmerge\b|batch itself|within (?:the|a|one) batch|same batch|any_value|"
+    r"arg_max|group by|first row|transaction|\bkeyed\b",
+    re.IGNORECASE,
+)
+
+
+def test_arch_text_names_no_hazard_and_no_within_batch_dedup() -> None:
+    """The arch arm is the paper's: stage into history by event_id, derive the target; it must not
+    ask for a guard against rows that arrive together (issue 12: the old text did, so the arm
+    could not reproduce the paper's displacement finding)."""
+    arch = text("arch.md")
+    assert scan(arch) == [] and WITHIN_BATCH_GUARD.findall(arch) == []
+    assert "`event_id`" in arch and "history" in arch and "Derive" in arch
+    assert "not already" in arch  # the check against stored history stays
+    # The pattern is not vacuous: the kept stronger text asks for exactly that guard.
+    assert WITHIN_BATCH_GUARD.findall(text("arch_guarded.md"))
+
+
+def test_hint_is_one_paragraph_at_the_papers_strength() -> None:
+    assert "\n\n" not in text("hint.md").strip()
+    hint, strong = (" ".join(text(name).split()) for name in ("hint.md", "hint_strong.md"))
+    assert len(hint.split()) < 100
+    words = {leak.term.lower() for leak in scan(hint)}
+    assert {"arrive late", "out of order", "crash", "retried", "backfilled"} <= words
+    assert "more than once" in hint and "recomputation over the complete event log" in hint
+    # The stronger text spells out where copies land; that stays in hint_strong only.
+    assert "in one batch or in two" in strong
+    assert "in one batch or in two" not in hint
+
+
+def test_system_text_states_event_time_and_arrival_metadata() -> None:
+    system = build_prompt(get_task("daily_revenue"), "unhinted").system
+    assert re.search(r"`ts_event` is event time\b.*logical", system, re.DOTALL)
+    assert re.search(
+        r"`_arrival_seq` and `_batch_id` are arrival metadata.*physical", system, re.DOTALL
     )
-    assert "NOTE" in hint.user and "Stage" in arch.user
-    assert len({plain.sha256, hint.sha256, arch.sha256}) == 3
-    assert len({arm_sha256(a) for a in ARMS}) == 3
+
+
+def test_test_paragraph_says_complete_log_in_one_batch_run_once() -> None:
+    user = build_prompt(get_task("daily_revenue"), "unhinted").user
+    test = " ".join(user[user.index("## Test") :].split())
+    assert "complete event log" in test and "one single batch" in test
+    assert "executing your script once" in test and "sample of the source rows" not in test
+
+
+def test_every_prompt_arm_has_a_role() -> None:
+    assert {arm: arm_role(arm) for arm in ARMS} == {
+        "unhinted": "model",
+        "hint": "intervention",
+        "arch": "intervention",
+        "hint_strong": "intervention",
+        "arch_guarded": "intervention",
+    }
 
 
 def test_leak_scan_catches_a_planted_hazard_word(copy_task: Any, edit_spec: Any) -> None:
@@ -355,7 +424,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> RunDir:
         files[arm].write_text(json.dumps(data))
     run = generate(
         PerArm(files),
-        arms=list(ARMS),
+        arms=list(replies),
         k=2,
         out=folder / "run",
         task_ids=["daily_revenue", "customer_state"],
@@ -370,6 +439,7 @@ def test_generate_records_every_cell_field(generated: RunDir) -> None:
     cells = {c.key: c for c in generated.cells()}
     assert len(cells) == 12
     prompts = {(arm, t): build_prompt(get_task(t), arm).sha256 for arm in ARMS for t in GOLD}
+    assert {c.served_model for c in cells.values()} == {None}  # a replay reports no served model
     gold = {t: sha256_text(parse_response(fenced(s)).script) for t, s in GOLD.items()}
     expected = {
         ("unhinted", "daily_revenue"): (gold["daily_revenue"], None, ("FAIL", "PASS"), "stop"),
@@ -401,7 +471,10 @@ def test_generate_records_every_cell_field(generated: RunDir) -> None:
         "prompt_arm": "hint",
         "prompt_sha256": arm_sha256("hint"),
         "turns": 3,
+        "role": "intervention",
+        "run": 1,
     }
+    assert manifest["arm_info"]["unhinted"]["role"] == "model"
     assert manifest["config"]["generation"]["k"] == 2
 
 
@@ -632,3 +705,101 @@ def test_out_that_is_a_file_is_one_line_not_a_traceback(tmp_path: Path) -> None:
         )
         assert proc.returncode == 2 and "exists and is not a folder" in proc.stderr, proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_served_model_and_output_cap_are_recorded_per_cell(tmp_path: Path) -> None:
+    replies = {
+        ("unhinted", "daily_revenue"): [
+            Reply(text=fenced(GOLD["daily_revenue"]), served_model="vendor/model-2026-11-30")
+        ]
+    }
+    run = generate(
+        Scripted(replies),
+        arms=["unhinted"],
+        k=1,
+        out=tmp_path / "run",
+        task_ids=["daily_revenue"],
+        max_tokens=1234,
+        run=2,
+        log=lambda line: None,
+    )
+    (cell,) = run.cells()
+    assert cell.served_model == "vendor/model-2026-11-30"
+    (result,) = load_transcripts(run.path)
+    assert result.max_tokens == 1234 and result.turns[0].served_model == cell.served_model
+    info = run.manifest["arm_info"]["unhinted"]
+    assert (info["role"], info["run"]) == ("model", 2)
+    assert run.manifest["config"]["generation"]["max_tokens"] == 1234
+
+
+def test_cli_rerun_no_artifact_asks_again_with_a_higher_cap(tmp_path: Path) -> None:
+    replay, out = tmp_path / "replies.json", tmp_path / "run"
+    cut = {"text": "First, let us consider what the table", "stop": "length"}
+    replay.write_text(json.dumps({"daily_revenue": [cut], "customer_state": [cut]}))
+    base = ["generate", "--model", f"replay:{replay}", "--out", str(out)]
+    result = CliRunner().invoke(app, [*base, "-k", "1", "--max-tokens", "100"])
+    assert result.exit_code == 0, result.output
+    assert {c.no_artifact_reason for c in RunDir.open(out).cells()} == {"truncated"}
+    first = (out / "transcripts" / "unhinted" / "daily_revenue" / "0.json").read_text()
+    # The same model, now given room: one task answers, the other is cut off again.
+    replay.write_text(
+        json.dumps({"daily_revenue": [fenced(GOLD["daily_revenue"])], "customer_state": [cut]})
+    )
+    result = CliRunner().invoke(
+        app, [*base, "--rerun-no-artifact", "truncated", "--max-tokens", "16000"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "re-ran 2 cells" in result.stdout and "1 cells now without a script" in result.stdout
+    run = RunDir.open(out)
+    cells = {c.task: c for c in run.cells()}
+    assert cells["daily_revenue"].artifact_sha256 == sha256_text(GOLD["daily_revenue"])
+    assert cells["customer_state"].no_artifact_reason == "truncated"
+    kept = out / "transcripts-superseded" / "unhinted" / "daily_revenue" / "0.1.json"
+    assert kept.read_text() == first  # the earlier attempt is kept, not overwritten
+    (again,) = [r for r in load_transcripts(out) if r.task == "daily_revenue"]
+    assert again.max_tokens == 16000
+    assert run.manifest["config"]["reruns"] == [
+        {
+            "no_artifact_reason": "truncated",
+            "max_tokens": 16000,
+            "cells": [["unhinted", "customer_state", 0], ["unhinted", "daily_revenue", 0]],
+        }
+    ]
+    sweep(run, workers=1)  # the new script is graded like any other
+    assert {r["task"] for r in run.verdicts().to_pylist()} == {"daily_revenue"}
+
+
+def test_rerun_no_artifact_with_no_such_cell_lists_the_reasons(tmp_path: Path) -> None:
+    replay = tmp_path / "replies.json"
+    replay.write_text(json.dumps({"daily_revenue": [{"text": "no", "stop": "refusal"}]}))
+    model = ReplayModel(replay)
+    generate(model, arms=["unhinted"], k=1, out=tmp_path / "run", log=lambda line: None)
+    with pytest.raises(UsageError, match=r"no cell .* reasons present: refusal \(1\)"):
+        rerun_no_artifact(model, out=tmp_path / "run", reason="truncated", max_tokens=9000)
+    with pytest.raises(UsageError, match=r"no cell .* reasons present: refusal \(1\)"):
+        rerun_no_artifact(
+            model,
+            out=tmp_path / "run",
+            reason="refusal",
+            max_tokens=9000,
+            task_ids=["customer_state"],  # a task whose cells are not the refused one
+        )
+    other = ReplayModel(tmp_path / "replies.json")
+    other.name = "replay:elsewhere"
+    with pytest.raises(UsageError, match="generated with 'replay:"):
+        rerun_no_artifact(other, out=tmp_path / "run", reason="refusal", max_tokens=9000)
+
+
+def test_import_scripts_records_the_role(tmp_path: Path) -> None:
+    folder = tmp_path / "scripts"
+    folder.mkdir()
+    (folder / "daily_revenue.sql").write_text(GOLD["daily_revenue"])
+    run = import_scripts(folder, arm="humans", out=tmp_path / "run")
+    assert run.manifest["arm_info"]["humans"]["role"] == "human"
+    run = import_scripts(folder, arm="by_hand", out=tmp_path / "run2", role="reference")
+    assert (
+        run.manifest["arm_info"]["by_hand"]["role"],
+        run.manifest["arm_info"]["by_hand"]["run"],
+    ) == ("reference", 1)
+    with pytest.raises(UnknownNameError, match=r"Unknown role 'people'"):
+        import_scripts(folder, arm="x", out=tmp_path / "run3", role="people")

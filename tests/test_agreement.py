@@ -8,7 +8,7 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
-from arrivalbench.agreement import cohen_kappa, fleiss_kappa, mcnemar
+from arrivalbench.analysis.agreement import cohen_kappa, fleiss_kappa, mcnemar
 from arrivalbench.errors import UsageError
 
 

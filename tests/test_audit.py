@@ -24,12 +24,12 @@ from arrivalbench.engines import get_engine
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.logs import task_log
 from arrivalbench.oracle import compute_oracle
-from arrivalbench.seeds import DEFAULT_SEED, derive_seed
+from arrivalbench.seeds import DEFAULT_SEED, GATE_SEED_COUNT, derive_seed, gate_seeds
 from arrivalbench.spec import Task, get_task, load_suite, load_task
 
 SCRIPT = Path(sys.executable).parent / "arrivalbench"
 COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "arrivalbench.cli"]
-SEEDS = audit_seeds(1)  # the default seed and one more: four logs
+SEEDS = [DEFAULT_SEED, derive_seed("audit", 0)]  # a gated seed and an audited one: four logs
 
 CORRECT = '''\
 """Daily revenue per store, written for the tests."""
@@ -121,14 +121,14 @@ def expected_rows(task: Task, seed: int, kind: str) -> int:
 # --- seeds ----------------------------------------------------------------------------------------
 
 
-def test_audit_seeds_are_the_default_seed_then_derived_ones():
+def test_audit_seeds_are_the_gate_seeds_then_derived_ones():
     seeds = audit_seeds()
-    assert len(seeds) == 1 + EXTRA_SEEDS == 6
+    assert len(seeds) == GATE_SEED_COUNT + EXTRA_SEEDS == 8
+    assert seeds[:GATE_SEED_COUNT] == gate_seeds() == gated_seeds()
     assert seeds[0] == DEFAULT_SEED
-    assert seeds[1:] == [derive_seed("audit", i) for i in range(EXTRA_SEEDS)]
-    assert len(set(seeds)) == 6
-    assert audit_seeds(2, base=7) == [7, derive_seed("audit", 0), derive_seed("audit", 1)]
-    assert gated_seeds() == [DEFAULT_SEED]
+    assert seeds[GATE_SEED_COUNT:] == [derive_seed("audit", i) for i in range(EXTRA_SEEDS)]
+    assert len(set(seeds)) == 8
+    assert audit_seeds(2, base=7) == [7, 8, 9, derive_seed("audit", 0), derive_seed("audit", 1)]
 
 
 # --- agreement ------------------------------------------------------------------------------------
@@ -278,14 +278,14 @@ def test_cli_audit_exits_0_when_the_oracles_agree(revenue):
     done = cli("audit", "--suite-dir", task.folder.parent, "--tasks", "my_revenue", "--seeds", "1")
     assert done.returncode == 0, done.stdout + done.stderr
     row = next(line for line in done.stdout.splitlines() if "my_revenue" in line)
-    assert "4/4" in row and "1.000" in row
+    assert "8/8" in row and "1.000" in row  # three gate seeds and one more, two logs each
 
 
 def test_cli_audit_exits_1_and_names_the_first_disagreement(revenue):
     task = revenue(MISSING_ROW)
     done = cli("audit", "--suite-dir", task.folder.parent, "--tasks", "my_revenue", "--seeds", "1")
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "0/4" in done.stdout
+    assert "0/8" in done.stdout
     assert f"visible log, seed {DEFAULT_SEED}: missing 1" in done.stdout
     as_json = cli(
         "audit",
@@ -299,11 +299,11 @@ def test_cli_audit_exits_1_and_names_the_first_disagreement(revenue):
     )
     assert as_json.returncode == 1
     document = json.loads(as_json.stdout)
-    assert document["seeds"] == [DEFAULT_SEED] and document["gated_seeds"] == [DEFAULT_SEED]
+    assert document["seeds"] == document["gated_seeds"] == gate_seeds()
     assert document["summary"]["disagree"] == 1
     (audit,) = document["tasks"]
-    assert (audit["task"], audit["agrees"], audit["logs_checked"]) == ("my_revenue", False, 2)
-    assert [log["counts"] for log in audit["logs"]] == [{"missing": 1}, {"missing": 1}]
+    assert (audit["task"], audit["agrees"], audit["logs_checked"]) == ("my_revenue", False, 6)
+    assert [log["counts"] for log in audit["logs"]] == [{"missing": 1}] * 6
 
 
 @pytest.mark.parametrize(
@@ -351,13 +351,15 @@ def test_cli_audit_refuses_a_bad_option_before_auditing(option, value, phrase):
 
 
 def test_every_oracle_py_of_the_suite_agrees_with_oracle_sql():
-    """Every built-in task with an oracle.py, on both logs of the default seed and five more."""
+    """Every built-in task with an oracle.py, on both logs of the gate seeds and five more."""
     tasks = [t for t in load_suite().values() if (t.folder / "oracle.py").is_file()]
     assert tasks, "no task of the suite has an oracle.py"
     audits = audit_suite(tasks, audit_seeds(), gated_seeds(), jobs=2)
     disagreeing = {a.task_id: a.first_disagreement for a in audits if not a.agrees}
     assert disagreeing == {}
-    assert all(len(a.logs) == 12 and a.kappa == 1.0 for a in audits)
+    assert all(
+        len(a.logs) == 2 * (GATE_SEED_COUNT + EXTRA_SEEDS) and a.kappa == 1.0 for a in audits
+    )
 
 
 def test_every_task_of_the_suite_has_an_oracle_py():

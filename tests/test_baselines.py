@@ -1,5 +1,6 @@
-"""Naive baselines on daily_revenue: scripts the engine accepts, failing exactly where a hurried
-engineer's pipeline would, and no baseline at all for an oracle of more than one statement."""
+"""Naive baselines and key templates on daily_revenue: scripts the engine accepts, failing exactly
+where a hurried engineer's pipeline would (or loudly, for the declared key), and no baseline at
+all for an oracle of more than one statement."""
 
 from __future__ import annotations
 
@@ -9,15 +10,15 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from arrivalbench.baselines import BASELINES, baseline_script
+from arrivalbench.baselines import BASELINES, NAIVE, TEMPLATES, baseline_script
 from arrivalbench.engines import get_engine
 from arrivalbench.grade import Grader
 from arrivalbench.logs import task_log
 from arrivalbench.oracle import compute_oracle
-from arrivalbench.spec import get_task, load_task
+from arrivalbench.spec import get_task, load_suite, load_task
 
 ORACLES = Path(__file__).parent / "fixtures" / "oracles"
-SCHEDULES = ["snapshot", "in_order_stream", "duplicate_delivery", "late_arrival"]
+SCHEDULES = ["snapshot", "in_order_stream", "duplicate_delivery", "late_arrival", "crash_retry"]
 EXPECTED = {
     # keeps every delivered copy: right unless a row arrives twice
     "naive_append": {
@@ -30,6 +31,16 @@ EXPECTED = {
     "naive_watermark": {"snapshot": "PASS", "in_order_stream": "PASS", "late_arrival": "FAIL"},
     # forgets every earlier delivery: right only when everything arrives at once
     "batch_only": {"snapshot": "PASS", "in_order_stream": "FAIL"},
+    # a declared key and a plain INSERT: right in order, a constraint error on a second copy
+    "pk_constraint": {
+        "snapshot": "PASS",
+        "in_order_stream": "PASS",
+        "late_arrival": "PASS",
+        "duplicate_delivery": "ERROR",
+        "crash_retry": "ERROR",
+    },
+    # the key, unseen events only, one row per event_id of the batch: right everywhere
+    "pk_dedup": dict.fromkeys(SCHEDULES, "PASS"),
 }
 
 
@@ -70,7 +81,49 @@ def test_baseline_verdicts_on_daily_revenue(grader, daily_revenue, name):
     verdicts = {s: v["verdict"] for s, v in record["verdicts"].items()}
     assert set(verdicts) == set(SCHEDULES)
     assert {s: verdicts[s] for s in EXPECTED[name]} == EXPECTED[name], verdicts
-    assert "ERROR" not in verdicts.values()  # a baseline is wrong silently, never loudly
+    if name in NAIVE:
+        assert "ERROR" not in verdicts.values()  # a naive baseline is wrong silently, never loudly
+    else:
+        for schedule, entry in record["verdicts"].items():
+            if entry["verdict"] == "ERROR":  # loud, and loud about the key
+                assert entry["error_class"] == "sql_error", schedule
+                assert "constraint" in entry["message"].lower(), entry["message"]
+
+
+def test_templates_are_built_from_the_declared_columns_and_key():
+    """No per-task SQL: the history table takes each source's task.yaml columns and types and
+    declares event_id its primary key; a multi-source task gets one history per source."""
+    task = get_task("daily_revenue")
+    for name in TEMPLATES:
+        script = baseline_script(task, name)
+        columns = ", ".join(
+            f'"{c}" {t}{" PRIMARY KEY" if c == "event_id" else ""}'
+            for c, t in task.spec.source.columns.items()
+        )
+        assert f"CREATE TABLE IF NOT EXISTS tpl_sales_history ({columns})" in script
+    assert "row_number()" in baseline_script(task, "pk_dedup")
+    assert "row_number()" not in baseline_script(task, "pk_constraint")
+    multi = next(t for t in load_suite().values() if len(t.spec.sources) > 1)
+    script = baseline_script(multi, "pk_dedup")
+    for source in multi.spec.sources:
+        assert f"tpl_{source.name}_history" in script
+
+
+@pytest.mark.slow
+def test_pk_templates_under_schema_evolution_and_backfill(grader):
+    """The templates insert by name, so a column that appears later is NULL in earlier rows."""
+    task = next(
+        t
+        for t in load_suite().values()
+        if "schema_evolution" in t.spec.hazards and baseline_script(t, "pk_dedup")
+    )
+    schedules = ["snapshot", "schema_evolution", "backfill"]
+    record, _ = grader.grade(task, baseline_script(task, "pk_dedup"), schedules)
+    assert {s: v["verdict"] for s, v in record["verdicts"].items()} == dict.fromkeys(
+        schedules, "PASS"
+    )
+    record, _ = grader.grade(task, baseline_script(task, "pk_constraint"), schedules)
+    assert [record["verdicts"][s]["verdict"] for s in schedules] == ["PASS", "PASS", "ERROR"]
 
 
 def test_oracle_of_two_statements_has_no_baseline(copy_task):

@@ -61,6 +61,10 @@ def test_make_corpus_writes_a_run_for_exactly_the_tasks_used(tmp_path):
     assert manifest["suite_hash"] == suite_hash()
     assert manifest["arms"] == sorted({"gold", "controls", *BASELINES})
     assert manifest["config"]["corpus"] == "reference"
+    assert {"pk_constraint", "pk_dedup"} <= set(manifest["arms"])
+    assert manifest["arm_info"] == {
+        arm: {"role": "reference", "run": 1} for arm in manifest["arms"]
+    }  # every corpus arm is a reference arm, templates included
 
     expected, artifacts = corpus_cells(ids)
     reopened = RunDir.open(tmp_path / "run")

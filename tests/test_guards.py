@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from arrivalbench.guards import (
+from arrivalbench.analysis.guards import (
     GuardSplit,
     artifact_idioms,
     guard_sign_test,
     guard_split,
     idiom_table,
 )
-from arrivalbench.idioms import FEATURES, Idioms
+from arrivalbench.analysis.idioms import FEATURES, Idioms
+from arrivalbench.analysis.stats import CellOutcome, run_outcomes
 from arrivalbench.spec import get_task
-from arrivalbench.stats import CellOutcome, run_outcomes
 from arrivalbench.store import Cell, RunDir, sha256_text, verdict_row
 
 # -- runs -------------------------------------------------------------------------------------------
@@ -105,16 +105,17 @@ def synthetic() -> list[CellOutcome]:
     return cells
 
 
-def test_guard_split_counts_and_rule_of_three():
+def test_guard_split_counts_and_exact_bounds():
     splits = {(s.arm, s.guarded): s for s in guard_split(synthetic(), FOUND)}
     assert set(splits) == {("a", True), ("a", False), ("c", True), ("c", False)}
     guarded, bare = splits[("a", True)], splits[("a", False)]
     assert (guarded.cells, guarded.fail, guarded.error) == (6, 0, 2)
     assert (bare.cells, bare.fail, bare.error) == (4, 3, 0)
-    assert guarded.fail_rate == 0.0 and guarded.fail_bound == pytest.approx(0.5)  # 3/6
+    # six cells: the exact one-sided bound 1 - 0.05^(1/6), not the rule of three's 3/6
+    assert guarded.fail_rate == 0.0 and guarded.fail_bound == pytest.approx(1 - 0.05 ** (1 / 6))
     assert guarded.error_rate == pytest.approx(1 / 3) and guarded.error_bound is None
     assert bare.fail_rate == 0.75 and bare.fail_bound is None
-    assert bare.error_bound == pytest.approx(0.75)
+    assert bare.error_bound == pytest.approx(1 - 0.05 ** (1 / 4))
     empty = splits[("c", True)]
     assert empty.cells == 0 and empty.fail_rate is None and empty.fail_bound is None
 

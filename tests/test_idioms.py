@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from arrivalbench.idioms import FEATURES, Idioms, idioms
+from arrivalbench.analysis.idioms import FEATURES, Idioms, idioms
 from arrivalbench.spec import get_task, load_suite
 
 HISTORY = "CREATE TABLE IF NOT EXISTS sales_history (event_id BIGINT, ts_event TIMESTAMP, store_id INTEGER, amount DECIMAL(12,2));\n"

@@ -7,6 +7,7 @@ its encoding.
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import shutil
 import subprocess
@@ -21,12 +22,13 @@ import pytest
 pytest.importorskip("inspect_ai")
 
 from inspect_ai import eval as inspect_eval
+from inspect_ai import eval_retry as inspect_eval_retry
 from inspect_ai.log import EvalLog, write_eval_log
-from inspect_ai.model import GenerateConfig, ModelOutput, ModelUsage, get_model
+from inspect_ai.model import GenerateConfig, ModelOutput, ModelUsage, get_model, modelapi
 
 from arrivalbench.agent.inspect_import import InspectLogError, import_inspect
 from arrivalbench.agent.inspect_model import TEMPERATURE_DROPPED, InspectModel
-from arrivalbench.agent.inspect_task import NO_ARTIFACT, SCRIPT, TRANSCRIPT
+from arrivalbench.agent.inspect_task import NO_ARTIFACT, SCRIPT, TASK_VERSION, TRANSCRIPT
 from arrivalbench.agent.models import Message, Request
 from arrivalbench.agent.prompts import build_prompt
 from arrivalbench.schedules import default_schedules
@@ -234,10 +236,31 @@ def test_scores_are_verdict_strings_with_categorical_metrics(
     assert log.results is not None
     [eval_score] = log.results.scores
     metrics = {name: m.value for name, m in eval_score.metrics.items()}
-    assert (
-        metrics["snapshot"] == metrics["backfill"] == 0.5
-    )  # the gold passes, the prose has no script
-    assert metrics["all_in"] == 0.5
+    # summary's metrics, first the gap: the gold passes everything, the prose has no script
+    assert list(metrics)[:5] == ["gap", "gap_stderr", "snapshot_pass", "error", "all_in"]
+    assert metrics["gap"] == 0.0  # one usable task (daily_revenue), silently wrong in none
+    assert math.isnan(metrics["gap_stderr"])  # one task: no spread to measure
+    assert metrics["snapshot_pass"] == 0.5  # mean over two tasks of 1.0 and 0.0
+    assert metrics["error"] == 0.5  # a cell without a script counts as an error
+    assert metrics["all_in"] == 0.5  # all-in *failure*, as in summary
+    assert metrics["snapshot"] == metrics["backfill"] == 0.5  # per-schedule pass shares follow
+    assert log.eval.task_version == TASK_VERSION
+
+
+def test_inspect_metrics_equal_summary_of_the_imported_run(
+    evaluated: tuple[EvalLog, Path, Scripted], tmp_path: Path
+) -> None:
+    """The log's numbers and `summary`'s are one computation: import, grade, compare."""
+    from arrivalbench.analysis.stats import rate, run_outcomes
+
+    log, log_dir, _ = evaluated
+    run = import_inspect(log_dir, tmp_path / "run")
+    sweep(RunDir.open(run.path), workers=1)
+    cells = run_outcomes(RunDir.open(run.path))
+    assert log.results is not None
+    metrics = {name: m.value for name, m in log.results.scores[0].metrics.items()}
+    for name in ("gap", "snapshot_pass", "error", "all_in"):
+        assert rate(cells, name) == {"unhinted": metrics[name]}, name
 
 
 def test_import_builds_a_run_that_grades(
@@ -256,6 +279,7 @@ def test_import_builds_a_run_that_grades(
         assert fixed.tokens == (100 + 10) + (200 + 20)
         assert (fixed.stop_reason, fixed.no_artifact_reason) == ("stop", None)
         assert fixed.prompt_sha256 == build_prompt(get_task("daily_revenue"), "unhinted").sha256
+        assert fixed.served_model == "mockllm/model"  # the id the provider reported serving
         assert (prose.artifact_sha256, prose.no_artifact_reason) == (None, "no_code")
         assert prose.snapshot_by_turn == ("NO_SCRIPT", "NO_SCRIPT")
         assert prose.tokens == (200 + 20) + (400 + 20)
@@ -264,10 +288,50 @@ def test_import_builds_a_run_that_grades(
     manifest = run.manifest
     assert manifest["arm_info"]["unhinted"]["model"] == "mockllm/model"
     assert manifest["arm_info"]["unhinted"]["turns"] == 2
+    assert (manifest["arm_info"]["unhinted"]["role"], manifest["arm_info"]["unhinted"]["run"]) == (
+        "model",
+        1,
+    )
 
+    # The scorer's verdicts are kept: the two cells with a script are graded already.
+    schedules = default_schedules(get_task("daily_revenue"))
+    rows = run.verdicts().to_pylist()
+    assert {(r["task"], r["sample"], r["schedule"]) for r in rows} == {
+        ("daily_revenue", s, schedule) for s in (0, 1) for schedule in schedules
+    }
+    assert {r["verdict"] for r in rows} == {"PASS"}
     report = sweep(RunDir.open(run.path), workers=1)
-    assert report.units == 2  # the two cells with a script
-    assert report.verdicts == {"PASS": 2 * len(default_schedules(get_task("daily_revenue")))}
+    assert report.units == 0  # nothing left to grade
+
+
+def test_kept_verdicts_are_what_grade_run_writes(
+    evaluated: tuple[EvalLog, Path, Scripted], tmp_path: Path
+) -> None:
+    """Byte for byte: `import-inspect --verify` re-grades every cell into a scratch copy."""
+    _, log_dir, _ = evaluated
+    command = (
+        [str(SCRIPT_CLI)] if SCRIPT_CLI.exists() else [sys.executable, "-m", "arrivalbench.cli"]
+    )
+    done = subprocess.run(
+        [*command, "import-inspect", str(log_dir), "--out", str(tmp_path / "run"), "--verify"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "300"},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = 2 * len(default_schedules(get_task("daily_revenue")))
+    assert f"{rows} verdicts kept from the scorer" in done.stdout
+    assert f"all {rows} kept verdicts reproduced byte for byte" in done.stdout
+
+
+def test_a_private_import_keeps_no_scorer_verdict(
+    evaluated: tuple[EvalLog, Path, Scripted], tmp_path: Path
+) -> None:
+    """The scorer graded the public hidden logs; a private run's come from its secret."""
+    _, log_dir, _ = evaluated
+    run = import_inspect(log_dir, tmp_path / "run", seed_commitment="ab" * 32)
+    assert run.verdicts().num_rows == 0
 
 
 def test_import_refuses_an_unfinished_log(
@@ -313,6 +377,68 @@ def test_cli_import_inspect_errors_in_one_line(tmp_path: Path) -> None:
     assert "no Inspect logs" in done.stderr
 
 
+# -- model errors fail the sample, and eval-retry finishes it ------------------------------------
+
+
+class Flaky:
+    """Gold for daily_revenue, but the very first call fails as an API outage would."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.caps: set[int | None] = set()
+        self.gold = (get_task("daily_revenue").folder / "gold.sql").read_text(encoding="utf-8")
+
+    def __call__(self, input, tools, tool_choice, config) -> ModelOutput:
+        self.calls += 1
+        self.caps.add(config.max_tokens)
+        if self.calls == 1:
+            raise RuntimeError("503 upstream unavailable")
+        return output(f"```sql\n{self.gold}```")
+
+
+FLAKY = Flaky()
+
+
+@modelapi(name="flaky")
+def flaky_api() -> type:
+    from inspect_ai.model._providers.mockllm import MockLLM
+
+    class FlakyLLM(MockLLM):
+        def __init__(self, model_name: str, **kwargs: Any) -> None:
+            super().__init__(model_name, custom_outputs=FLAKY, **kwargs)
+
+    return FlakyLLM
+
+
+def test_a_model_error_fails_the_sample_and_eval_retry_completes_it(tmp_path: Path) -> None:
+    """Regression: a model error became a cell without a script in a log marked success, so
+    `inspect eval-retry` had nothing to rerun and the import kept a `model_error` cell."""
+    FLAKY.calls = 0
+    args = {"k": 2, "tasks": "daily_revenue", "turns": 1, "max_tokens": 1234, "run": 2}
+    [log] = inspect_eval(
+        "arrivalbench/arrivalbench",
+        model="flaky/model",
+        task_args=args,
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+        max_retries=0,
+    )
+    assert log.status == "error"  # not a success with a cell quietly missing its script
+    assert log.samples is not None
+    errors = [s.error.message for s in log.samples if s.error is not None]
+    assert any("503 upstream unavailable" in e for e in errors), errors
+    with pytest.raises(InspectLogError, match=r"not .success.; finish it with .inspect eval-retry"):
+        import_inspect(tmp_path / "logs", tmp_path / "early")
+    [retried] = inspect_eval_retry(log, log_dir=str(tmp_path / "retried"), display="none")
+    assert retried.status == "success", retried.error
+    assert retried.samples is not None and all(s.error is None for s in retried.samples)
+    run = import_inspect(tmp_path / "retried", tmp_path / "run")
+    assert {c.no_artifact_reason for c in run.cells()} == {None}
+    assert len(run.cells()) == 2
+    assert FLAKY.caps == {1234}  # -T max_tokens reaches every call
+    assert run.manifest["arm_info"]["unhinted"]["run"] == 2  # -T run is the arm's replicate
+
+
 # -- registration and the import path ------------------------------------------------------------
 
 
@@ -330,3 +456,71 @@ def test_core_modules_do_not_import_inspect() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_eval_yaml_lists_the_registered_task_at_its_version() -> None:
+    """The inspect_evals-style listing must name the real task, its version and sample count."""
+    import inspect as pyinspect
+
+    import yaml
+
+    from arrivalbench.agent import inspect_task
+    from arrivalbench.spec import load_suite
+
+    listing = yaml.safe_load(
+        (Path(inspect_task.__file__).parent / "eval.yaml").read_text(encoding="utf-8")
+    )
+    assert {"title", "description", "group", "contributors", "version", "tasks"} <= set(listing)
+    assert listing["version"].split("-")[0] == str(TASK_VERSION)
+    [entry] = listing["tasks"]
+    [point] = [ep for ep in entry_points(group="inspect_ai") if ep.name == "arrivalbench"]
+    assert hasattr(point.load(), entry["name"])
+    k = pyinspect.signature(inspect_task.arrivalbench).parameters["k"].default
+    assert entry["dataset_samples"] == len(load_suite()) * k == 200
+
+
+def test_the_inspect_extra_is_a_range_inspect_evals_can_share() -> None:
+    """Regression: the extra pinned inspect-ai==0.3.285, so it could not be installed beside
+    inspect_evals (which asks inspect_ai >= 0.3.245 and moves with Inspect)."""
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
+    extras = project["project"]["optional-dependencies"]
+    for extra in ("inspect", "dev"):
+        [pin] = [d for d in extras[extra] if d.startswith("inspect-ai")]
+        assert pin == "inspect-ai>=0.3.285,<0.4", (extra, pin)
+
+
+def test_metrics_over_two_tasks_follow_summary_definitions() -> None:
+    """One silently wrong task and one right one: gap 0.5 with stderr 0.5 over tasks; a crash on
+    a hazard leaves the gap's denominator but counts as error and all-in failure."""
+    from inspect_ai.scorer import SampleScore, Score
+
+    from arrivalbench.agent.inspect_task import CELL, all_in, error, gap, gap_stderr, snapshot_pass
+
+    def scored(task: str, sample: int, verdicts: dict[str, str]) -> SampleScore:
+        cell = {
+            "task": task,
+            "arm": "unhinted",
+            "sample": sample,
+            "artifact_sha256": "ab" * 32,
+            "no_artifact_reason": None,
+            "snapshot_by_turn": ["PASS"],
+            "error_classes": {s: "sql_error" for s, v in verdicts.items() if v == "ERROR"},
+        }
+        return SampleScore(score=Score(value=verdicts, metadata={CELL: cell}), sample_id=sample)
+
+    def verdicts(task: str, **changed: str) -> dict[str, str]:
+        return {s: changed.get(s, "PASS") for s in default_schedules(get_task(task))}
+
+    scores = [
+        scored("daily_revenue", 0, verdicts("daily_revenue", duplicate_delivery="FAIL")),
+        scored("daily_revenue", 1, verdicts("daily_revenue", backfill="FAIL")),
+        scored("customer_state", 0, verdicts("customer_state")),
+        scored("customer_state", 1, verdicts("customer_state", crash_retry="ERROR")),
+    ]
+    assert gap()(scores) == 0.5  # task rates 1.0 and 0.0; the crashed cell is not usable
+    assert gap_stderr()(scores) == pytest.approx(0.5)  # sd 0.7071 over sqrt(2) tasks
+    assert snapshot_pass()(scores) == 1.0
+    assert error()(scores) == 0.25  # task rates 0.0 and 0.5
+    assert all_in()(scores) == 0.75  # task rates 1.0 and 0.5

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from arrivalbench.loopstats import ALL, repair_effect
-from arrivalbench.stats import CellOutcome
+from arrivalbench.analysis.loopstats import ALL, repair_effect
+from arrivalbench.analysis.stats import CellOutcome
 
 HAZARDS = ("late_arrival", "duplicate_delivery")
 

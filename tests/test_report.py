@@ -31,6 +31,7 @@ deduplicate the arriving batch, the within-batch guard that idioms.py looks for.
 from __future__ import annotations
 
 import csv
+import json
 import os
 import shutil
 import subprocess
@@ -41,10 +42,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from arrivalbench.analysis.stats import DEFAULT_BOOTSTRAP_SEED, estimate, run_outcomes
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.report import ReportInputError, Table, build_report, write_report
 from arrivalbench.spec import get_task, suite_hash
-from arrivalbench.stats import DEFAULT_BOOTSTRAP_SEED, estimate, run_outcomes
 from arrivalbench.store import Cell, RunDir, sha256_text, verdict_row
 
 SCRIPT = Path(sys.executable).parent / "arrivalbench"
@@ -62,12 +63,15 @@ SCHEDULES = (
 )
 RESAMPLES = 400
 TABLES = (
+    "arms",
     "main",
+    "reference",
     "hazards",
     "intervention",
     "repair",
     "repair_effect",
     "replication",
+    "replication_hazards",
     "paired",
     "guard",
     "crashes",
@@ -180,6 +184,8 @@ def make_run(
         for schedule in SCHEDULES:
             verdict = not_passing.get(cell.key, {}).get(schedule, "PASS")
             entry = {"verdict": verdict, "schedule_sha256": sha256_text(schedule)}
+            if verdict == "FAIL":
+                entry["diff"] = {"examples": {"missing": [{"key": f"{cell.task}-{schedule}"}]}}
             if verdict == "ERROR":
                 entry.update(
                     error_class="sql_error", batch=2, statement=2, message="Constraint Error"
@@ -222,8 +228,18 @@ def report(runs: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) ->
     return out
 
 
+def read_json(report: Path) -> dict:
+    return json.loads((report / "report.json").read_text(encoding="utf-8"))
+
+
+def read_rows(report: Path, key: str) -> dict[str, dict[str, str]]:
+    """A table as printed (report.json): first column -> {header: cell}."""
+    table = read_json(report)["tables"][key]
+    return {row[0]: dict(zip(table["columns"], row, strict=True)) for row in table["rows"]}
+
+
 def read_csv(report: Path, key: str) -> dict[str, dict[str, str]]:
-    """First column -> {header: cell}."""
+    """A table's numeric CSV: first column -> {header: cell}."""
     with open(report / "tables" / f"{key}.csv", encoding="utf-8", newline="") as handle:
         return {row[next(iter(row))]: row for row in csv.DictReader(handle)}
 
@@ -232,10 +248,16 @@ def read_csv(report: Path, key: str) -> dict[str, dict[str, str]]:
 
 
 def test_main_table_carries_the_hand_checked_rates(report):
-    rows = read_csv(report, "main")
-    assert set(rows) == {"gold", "m-hint", "m-unhinted (r1)", "m-unhinted (r2)"}
+    rows = read_rows(report, "main")
+    assert set(rows) == {"m-hint", "m-unhinted (r1)", "m-unhinted (r2)"}  # gold: reference table
     m = rows["m-unhinted (r1)"]
-    assert (m["tasks"], m["cells"]) == ("5", "10")
+    assert (m["role"], m["run"], m["tasks"], m["cells"], m["gap tasks"]) == (
+        "model",
+        "1",
+        "5",
+        "10",
+        "5",
+    )
     assert m["snapshot-pass % [95% CI]"].startswith("90.0% [")
     assert m["gap % [95% CI]"].startswith("20.0% [")
     assert m["error % [95% CI]"].startswith("10.0% [")
@@ -243,11 +265,12 @@ def test_main_table_carries_the_hand_checked_rates(report):
     assert rows["m-unhinted (r2)"]["gap % [95% CI]"].startswith("30.0% [")
     assert rows["m-hint"]["gap % [95% CI]"].startswith("10.0% [")
     # sorted by gap, lowest first
-    assert list(rows) == ["gold", "m-hint", "m-unhinted (r1)", "m-unhinted (r2)"]
+    assert list(rows) == ["m-hint", "m-unhinted (r1)", "m-unhinted (r2)"]
+    assert list(read_rows(report, "reference")) == ["gold"]
 
 
 def test_per_hazard_table_counts_each_hazard_over_its_own_cells(report):
-    m = read_csv(report, "hazards")["m-unhinted (r1)"]
+    m = read_rows(report, "hazards")["m-unhinted (r1)"]
     # duplicate delivery: daily_revenue 1/2, the other four tasks 1 -> 4.5 / 5
     assert m["duplicate delivery %"] == "90.0%"
     # crash-retry: net_revenue's ERROR leaves its task one usable cell, which passes -> 100%
@@ -255,25 +278,33 @@ def test_per_hazard_table_counts_each_hazard_over_its_own_cells(report):
     assert m["late arrival %"] == "90.0%"
 
 
-def test_zero_gap_prints_its_rule_of_three_bound_in_every_format(report, runs):
+def test_zero_gap_prints_its_exact_bound_in_every_format(report, runs):
+    """Five tasks is few: the bound is the exact Clopper-Pearson one, 1 - 0.05^(1/5) = 45.1%,
+    not the rule of three's 60% (at two tasks that printed "≤100%")."""
     gold = [o for o in run_outcomes(RunDir.open(runs[0])) if o.arm == "gold"]
     expected = estimate(gold, "gap", resamples=RESAMPLES)["gold"]
-    assert expected.value == 0 and expected.bound == pytest.approx(3 / 5)
+    assert expected.value == 0 and expected.bound == pytest.approx(1 - 0.05 ** (1 / 5))
     shown = expected.format()
-    assert shown == "0.0% (≤60.0%)"
-    assert read_csv(report, "main")["gold"]["gap % [95% CI]"] == shown
-    assert f"| gold | 5 | 5 | 100.0% (≥40.0%) | {shown} |" in (report / "report.md").read_text(
-        encoding="utf-8"
-    )
-    assert f"<td>{shown}</td>" in (report / "report.html").read_text(encoding="utf-8")
-    assert "gold & 5 & 5 & 100.0\\% ($\\geq$40.0\\%) & 0.0\\% ($\\leq$60.0\\%)" in (
-        report / "tables" / "main.tex"
+    assert shown == "0.0% (≤45.1%)"
+    assert read_rows(report, "reference")["gold"]["gap % [95% CI]"] == shown
+    assert f"| gold | reference | 1 | 5 | 5 | 5 | 100.0% (≥54.9%) | {shown} |" in (
+        report / "report.md"
     ).read_text(encoding="utf-8")
+    assert '<span class="nw">0.0%</span> <span class="nw">(≤45.1%)</span>' in (
+        report / "report.html"
+    ).read_text(encoding="utf-8")
+    assert (
+        "gold & reference & 1 & 5 & 5 & 5 & 100.0\\% ($\\geq$54.9\\%) & 0.0\\% ($\\leq$45.1\\%)"
+        in (report / "tables" / "reference.tex").read_text(encoding="utf-8")
+    )
+    gap = read_csv(report, "reference")["gold"]
+    assert (gap["gap % [95% CI] rate"], gap["gap % [95% CI] lo"]) == ("0.0", "0.0")
+    assert float(gap["gap % [95% CI] hi"]) == pytest.approx(1 - 0.05 ** (1 / 5))
 
 
 def test_intervention_pairs_the_hint_arm_with_its_own_runs_unhinted_arm(report):
-    with open(report / "tables" / "intervention.csv", encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle))
+    table = read_json(report)["tables"]["intervention"]
+    rows = [dict(zip(table["columns"], row, strict=True)) for row in table["rows"]]
     arms = [(r["arm"], r["prompt"]) for r in rows]
     assert arms == [("m-unhinted (r1)", "unhinted"), ("m-hint", "hint")]
     hint = rows[1]
@@ -289,7 +320,7 @@ def test_intervention_pairs_the_hint_arm_with_its_own_runs_unhinted_arm(report):
 
 
 def test_repair_loop_and_no_artifact_shares(report):
-    rows = read_csv(report, "repair")
+    rows = read_rows(report, "repair")
     m = rows["m-unhinted (r1)"]
     assert (
         m["cells with turns"],
@@ -306,10 +337,10 @@ def test_repair_loop_and_no_artifact_shares(report):
 def test_repaired_cells_against_cells_that_passed_at_once(report):
     # m-unhinted (r1): 9 cells end on a snapshot PASS; daily_revenue s1 needed a repair and FAILs
     # duplicate_delivery; of the 8 that passed at once, net_revenue s0 (crash) and account_balances s0 fail.
-    m = read_csv(report, "repair_effect")["m-unhinted (r1)"]
+    m = read_rows(report, "repair_effect")["m-unhinted (r1)"]
     assert (m["passed at once: failing"], m["repaired: failing"]) == (
         "2/8 = 25.0%",
-        "1/1 = 100.0% (≥0.0%)",
+        "1/1 = 100.0% (≥5.0%)",
     )
     assert m["difference pp [95% CI]"].startswith("+75.0pp [")
     # one (arm, task) stratum holds both kinds: daily_revenue, 0/1 at once against 1/1 repaired
@@ -317,11 +348,12 @@ def test_repaired_cells_against_cells_that_passed_at_once(report):
         "1",
         "+100.0pp [+100.0, +100.0]",
     )
-    assert read_csv(report, "repair_effect")["all arms"]["strata with both"] == "2"
+    # the all-arms row pools run 1 only (m-unhinted (r1) and m-hint), never the replicate r2
+    assert read_rows(report, "repair_effect")["all arms"]["strata with both"] == "2"
 
 
 def test_replication_compares_the_shared_arm_across_the_two_runs(report):
-    (row,) = read_csv(report, "replication").values()
+    (row,) = read_rows(report, "replication").values()
     assert (row["arm"], row["run A"], row["run B"]) == ("m-unhinted", "r1", "r2")
     assert (row["gap % run A"], row["gap % run B"], row["Δ pp (B − A)"]) == (
         "20.0%",
@@ -336,27 +368,34 @@ def test_replication_compares_the_shared_arm_across_the_two_runs(report):
 
 
 def test_paired_matrix_is_row_minus_column(report):
-    rows = read_csv(report, "paired")
+    rows = read_rows(report, "paired")
     assert rows["m-unhinted (r2)"]["m-unhinted (r1)"].startswith("+10.0pp [")
     assert rows["m-unhinted (r1)"]["m-unhinted (r2)"].startswith("-10.0pp [")
     assert rows["gold"]["gold"] == "—"
 
 
 def test_crash_table_by_error_class(report):
-    rows = read_csv(report, "crashes")
-    # net_revenue: one of two cells -> 1/2 on one task of five
-    assert rows["m-unhinted (r1)"]["sql_error %"] == "10.0%"
-    assert rows["gold"]["sql_error %"] == "—"
+    rows = read_rows(report, "crashes")
+    # net_revenue: one of two cells -> 1/2 on one task of five; its message is the engine's
+    # "Constraint Error", so it is split out of sql_error
+    assert rows["m-unhinted (r1)"]["constraint_violation %"] == "10.0%"
+    assert rows["gold"]["constraint_violation %"] == "—"
+    assert not any(column.startswith("sql_error") for column in next(iter(rows.values())))
 
 
 def test_guard_split_counts_snapshot_passing_cells_by_their_scripts_guard(report):
-    rows = read_csv(report, "guard")
+    rows = read_rows(report, "guard")
     hint, plain = rows["m-hint"], rows["m-unhinted (r1)"]
     # m-hint's scripts deduplicate the batch; its daily_revenue s0 ERRORs on duplicate delivery
     assert (hint["guarded cells"], hint["guarded: silent FAIL"], hint["guarded: ERROR"]) == (
         "10",
-        "0/10 = 0.0% (≤30.0%)",
+        "0/10 = 0.0% (≤25.9%)",
         "1/10 = 10.0%",
+    )
+    # the guard fired: the ERROR is the engine refusing a duplicate key
+    assert (hint["guarded: constraint crashes"], hint["unguarded: constraint crashes"]) == (
+        "1",
+        "0",
     )
     assert (hint["unguarded cells"], hint["unguarded: silent FAIL"]) == ("0", "—")
     # m-unhinted's dedup against history only; first_purchase s0 fails the snapshot, leaving 9 cells
@@ -364,8 +403,12 @@ def test_guard_split_counts_snapshot_passing_cells_by_their_scripts_guard(report
         plain["unguarded cells"],
         plain["unguarded: silent FAIL"],
         plain["unguarded: ERROR"],
-    ) == ("9", "1/9 = 11.1%", "0/9 = 0.0% (≤33.3%)")
-    idioms = read_csv(report, "idioms")
+    ) == ("9", "1/9 = 11.1%", "0/9 = 0.0% (≤28.3%)")
+    # the pooled share carries the exact Clopper-Pearson interval in the numeric CSV
+    numbers = read_csv(report, "guard")["m-unhinted (r1)"]
+    assert float(numbers["unguarded: silent FAIL lo"]) == pytest.approx(0.0028091, abs=1e-6)
+    assert float(numbers["unguarded: silent FAIL hi"]) == pytest.approx(0.4824965, abs=1e-6)
+    idioms = read_rows(report, "idioms")
     assert (idioms["m-hint"]["guard %"], idioms["m-hint"]["batch dedup %"]) == ("100.0%", "100.0%")
     assert (
         idioms["m-unhinted (r1)"]["guard %"],
@@ -384,18 +427,18 @@ def test_tables_and_figures_are_numbered_in_reading_order(report):
     ]
 
 
-def test_latex_tables_hold_the_csv_rows_escaped(report):
+def test_latex_tables_hold_the_printed_rows_escaped(report):
+    tables = read_json(report)["tables"]
     for key in TABLES:
         tex = (report / "tables" / f"{key}.tex").read_text(encoding="utf-8")
-        with open(report / "tables" / f"{key}.csv", encoding="utf-8", newline="") as handle:
-            rows = list(csv.reader(handle))
+        rows = tables[key]["rows"]
         body = tex[tex.index("\\midrule") : tex.index("\\bottomrule")].splitlines()[1:]
-        assert len(body) == len(rows) - 1, key
-        assert tex.count(" & ") == (len(rows[0]) - 1) * len(rows), key
+        assert len(body) == len(rows), key
+        assert tex.count(" & ") == (len(tables[key]["columns"]) - 1) * (len(rows) + 1), key
     main = (report / "tables" / "main.tex").read_text(encoding="utf-8")
-    assert "\\begin{tabular}{lrrrrrrrrr}" in main
+    assert "\\begin{tabular}{l" + "r" * (len(tables["main"]["columns"]) - 1) + "}" in main
     assert "gap \\% [95\\% CI]" in main
-    assert "m-unhinted (r1) & 5 & 10 & 90.0\\% [" in main
+    assert "m-unhinted (r1) & model & 1 & 5 & 10 & 5 & 90.0\\% [" in main
 
 
 def test_every_table_and_figure_is_written(report):
@@ -430,7 +473,8 @@ def test_scenario_resampling_is_stated_and_keeps_the_point_estimates(runs):
     report = build_report(list(runs), resamples=RESAMPLES, unit="scenario")
     assert "Percentile bootstrap over scenarios" in dict(report.paragraphs)["Intervals"]
     main = next(b for b in report.blocks if isinstance(b, Table) and b.key == "main")
-    gap = {row[0]: row[4] for row in main.rows}
+    column = main.columns.index("gap % [95% CI]")
+    gap = {row[0]: row[column] for row in main.rows}
     assert gap["m-unhinted (r1)"].startswith("20.0% [")
 
 
@@ -449,6 +493,221 @@ def test_a_run_without_prompt_pairs_or_a_twin_explains_the_empty_sections(runs):
     )
     assert tables["replication"].rows[0][0] == "no arm appears in two runs"
     assert [r[0] for r in tables["main"].rows] == ["m-unhinted"]  # no label suffix with one run
+
+
+# --- arm roles: which arms enter the tests ---------------------------------------------------------
+
+TEST_NAMES = [
+    "signature_group_mean",
+    "signature_weakest_link",
+    "signature_conservative",
+    "signature_group_mean_all_five",
+    "guard_split",
+]
+THREE_ARMS = {
+    **MODEL_INFO,
+    "m-arch": {"model": "m", "prompt_arm": "arch", "prompt_sha256": "c" * 64},
+}
+
+
+@pytest.fixture(scope="module")
+def three_arm_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Two runs of the same model with unhinted, hint and arch arms, no role or run recorded."""
+    root = tmp_path_factory.mktemp("three")
+    arms = {"m-unhinted": 2, "m-hint": 2, "m-arch": 2}
+    make_run(root / "r1", arms, R1_VERDICTS, turns=R1_TURNS, arm_info=THREE_ARMS)
+    make_run(root / "r2", arms, R2_VERDICTS, arm_info=THREE_ARMS)
+    return root / "r1", root / "r2"
+
+
+def test_only_the_run_one_unhinted_arm_enters_the_sign_tests(three_arm_runs, tmp_path):
+    """The sign tests once ran over every arm given (reference, intervention and replicate arms:
+    3 arms x 2 runs counted as 6); now only the model arm of run 1 enters, and report.json says so."""
+    write_report(list(three_arm_runs), tmp_path, resamples=RESAMPLES)
+    document = read_json(tmp_path)
+    assert [t["name"] for t in document["tests"]] == TEST_NAMES
+    for test in document["tests"]:
+        assert set(test) >= {"name", "arms", "runs", "statistic", "p_value"}
+        assert set(test["arms"]) <= {"m-unhinted (r1)"} and test["runs"] == [1]
+    for test in document["tests"][:4]:
+        assert test["arms"] == ["m-unhinted (r1)"]
+    roles = {arm: (r["role"], r["run"]) for arm, r in document["arms"].items()}
+    assert roles == {
+        "m-unhinted (r1)": ("model", 1),
+        "m-unhinted (r2)": ("model", 2),
+        "m-hint (r1)": ("intervention", 1),
+        "m-hint (r2)": ("intervention", 2),
+        "m-arch (r1)": ("intervention", 1),
+        "m-arch (r2)": ("intervention", 2),
+    }
+    # the report states which arms entered, in the main table's note and the arms table
+    assert (
+        "Arms entering the sign tests (model arms (unhinted), run 1): m-unhinted (r1)."
+        in (document["tables"]["main"]["note"])
+    )
+    arms = read_rows(tmp_path, "arms")
+    assert arms["m-unhinted (r1)"]["tests entered"].startswith("signature_group_mean")
+    assert {arms[a]["tests entered"] for a in arms if a != "m-unhinted (r1)"} == {"none"}
+    # replication compares the model arm only
+    assert [r["arm"] for r in read_rows(tmp_path, "replication").values()] == ["m-unhinted"]
+
+
+def test_repair_effect_all_arms_row_does_not_pool_replicate_runs(three_arm_runs, tmp_path):
+    """The all-arms row once pooled run 2's cells with run 1's (the same arms counted twice);
+    now its cells are exactly those of the run-1 arms."""
+    write_report(list(three_arm_runs), tmp_path, resamples=RESAMPLES)
+    rows = read_rows(tmp_path, "repair_effect")
+
+    def cells(row: dict[str, str]) -> int:
+        return sum(
+            int(row[c].split(" = ")[0].split("/")[1])
+            for c in ("passed at once: failing", "repaired: failing")
+            if row[c] != "—"
+        )
+
+    run_one = [arm for arm in rows if arm.endswith("(r1)")]
+    run_two = [arm for arm in rows if arm.endswith("(r2)")]
+    assert len(run_one) == 3 and len(run_two) == 3
+    assert cells(rows["all arms"]) == sum(cells(rows[arm]) for arm in run_one)
+
+
+def test_a_recorded_run_index_wins_over_the_order_given(tmp_path):
+    """A replicate given first is still run 2 when its arm_info says so."""
+    first = {
+        a: {**i, "role": "model" if a == "m-unhinted" else "intervention", "run": 1}
+        for a, i in MODEL_INFO.items()
+    }
+    second = {a: {**i, "run": 2} for a, i in first.items()}
+    make_run(tmp_path / "a", {"m-unhinted": 2}, R2_VERDICTS, arm_info=second)
+    make_run(tmp_path / "b", {"m-unhinted": 2}, R1_VERDICTS, arm_info=first)
+    write_report([tmp_path / "a", tmp_path / "b"], tmp_path / "out", resamples=RESAMPLES)
+    document = read_json(tmp_path / "out")
+    assert document["arms"]["m-unhinted (a)"]["run"] == 2
+    assert document["arms"]["m-unhinted (b)"] == {
+        "role": "model",
+        "run": 1,
+        "recorded": True,
+        "model": "m",
+        "prompt_arm": "unhinted",
+    }
+    assert document["tests"][0]["arms"] == ["m-unhinted (b)"]
+
+
+def test_cli_arms_and_runs_choose_the_arms_the_tests_count(three_arm_runs, tmp_path):
+    done = cli(
+        "report",
+        *three_arm_runs,
+        "--out",
+        tmp_path / "runs2",
+        "--runs",
+        "2",
+        "--resamples",
+        str(RESAMPLES),
+    )
+    assert done.returncode == 0, done.stderr
+    assert "report.json" in done.stdout
+    assert read_json(tmp_path / "runs2")["tests"][0]["arms"] == ["m-unhinted (r2)"]
+    done = cli(
+        "report",
+        *three_arm_runs,
+        "--out",
+        tmp_path / "hint",
+        "--arms",
+        "m-hint,m-arch",
+        "--runs",
+        "1,2",
+        "--resamples",
+        str(RESAMPLES),
+    )
+    assert done.returncode == 0, done.stderr
+    test = read_json(tmp_path / "hint")["tests"][0]
+    assert sorted(test["arms"]) == ["m-arch (r1)", "m-arch (r2)", "m-hint (r1)", "m-hint (r2)"]
+    assert test["runs"] == [1, 2]
+    for args, phrase in (
+        (("--runs", "one"), "--runs 'one'"),
+        (("--runs", "0"), "run indices start at 1"),
+        (("--arms", "m-nope"), "no arm named m-nope"),
+    ):
+        done = cli("report", *three_arm_runs, "--out", tmp_path / "bad", *args)
+        assert done.returncode == 2, done.stdout
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and phrase in lines[0], done.stderr
+
+
+def test_reference_arms_enter_no_test_and_have_their_own_table(tmp_path):
+    """A run of reference arms only (as make-corpus writes: gold, controls, baselines, no
+    arm_info): report.json states that no arm entered any test."""
+    make_run(tmp_path / "corpus", {"gold": 1, "controls": 1, "naive_append": 1}, {})
+    write_report([tmp_path / "corpus"], tmp_path / "out", resamples=RESAMPLES)
+    document = read_json(tmp_path / "out")
+    assert [t["name"] for t in document["tests"]] == TEST_NAMES
+    assert all(t["arms"] == [] for t in document["tests"])
+    assert {r["role"] for r in document["arms"].values()} == {"reference"}
+    assert "No arm entered the sign tests" in document["tables"]["main"]["note"]
+    assert list(read_rows(tmp_path / "out", "main")) == ["no model or intervention arms"]
+    assert sorted(read_rows(tmp_path / "out", "reference")) == ["controls", "gold", "naive_append"]
+
+
+def test_numeric_csv_holds_fractions_and_counts(report):
+    row = read_csv(report, "main")["m-unhinted (r1)"]
+    assert (row["arm"], row["role"], row["tasks rate"], row["cells rate"]) == (
+        "m-unhinted (r1)",
+        "model",
+        "5",
+        "10",
+    )
+    assert float(row["gap % [95% CI] rate"]) == pytest.approx(0.2)
+    low, high = float(row["gap % [95% CI] lo"]), float(row["gap % [95% CI] hi"])
+    assert 0.0 <= low <= 0.2 <= high <= 1.0
+    assert float(row["group-mean margin pp rate"]) < 0  # a signed fraction, not "−1.7pp"
+    values = read_json(report)["tables"]["main"]["values"]
+    gap = values[[r[0] for r in values].index("m-unhinted (r1)")][7]
+    assert gap["text"].startswith("20.0% [") and gap["rate"] == pytest.approx(0.2)
+
+
+def test_replication_per_hazard(report):
+    rows = [
+        r
+        for r in read_json(report)["tables"]["replication_hazards"]["rows"]
+        if r[0] == "m-unhinted"
+    ]
+    by_hazard = {r[3]: r for r in rows}
+    # late arrival: account_balances s0 fails in both runs -> 90% each, 1 of 1 recurs
+    assert by_hazard["late arrival"][4:] == ["90.0%", "90.0%", "0.0pp", "1", "1", "1 of 1"]
+    # out of order: customer_state s0 fails in r2 only
+    assert by_hazard["out of order"][4:] == ["100.0%", "90.0%", "-10.0pp", "0", "1", "0 of 0"]
+
+
+def test_idiom_signatures_count_distinct_recipes(report):
+    rows = read_rows(report, "idioms")
+    # five tasks, one script each, all written to one recipe
+    assert (rows["m-hint"]["distinct scripts"], rows["m-hint"]["idiom signatures"]) == ("5", "1")
+
+
+def test_served_model_is_read_from_transcripts(tmp_path):
+    run = make_run(tmp_path / "r", {"m-unhinted": 1}, {}, arm_info=MODEL_INFO)
+    path = run.path / "transcripts" / "m-unhinted" / "daily_revenue" / "0.json"
+    path.parent.mkdir(parents=True)
+    first = {"model": "m", "served_model": "m-2026-01-01", "system": "s" * 5000, "user": "u"}
+    path.write_text(json.dumps(first), encoding="utf-8")
+    write_report([run.path], tmp_path / "out", resamples=RESAMPLES)
+    assert read_rows(tmp_path / "out", "arms")["m-unhinted"]["served model"] == "m-2026-01-01"
+    cells = {(c["task"], c["sample"]): c for c in read_json(tmp_path / "out")["cells"]}
+    assert cells[("daily_revenue", 0)]["served_model"] == "m-2026-01-01"
+    assert cells[("customer_state", 0)]["served_model"] is None
+    # a transcript that records the served model per turn only
+    path = run.path / "transcripts" / "m-unhinted" / "net_revenue" / "0.json"
+    path.parent.mkdir(parents=True)
+    turns = [{"served_model": "m-2026-02"}, {"served_model": "m-2026-01-01"}, {}]
+    path.write_text(json.dumps({"model": "m", "turns": turns}), encoding="utf-8")
+    write_report([run.path], tmp_path / "again", resamples=RESAMPLES)
+    assert read_rows(tmp_path / "again", "arms")["m-unhinted"]["served model"] == (
+        "m-2026-01-01, m-2026-02"
+    )
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "Transcript" in page and "m-2026-01-01" in page
+    # the prompt texts every sample shares are named, not repeated, so the page stays small
+    assert "(5,000 characters, see the run" in page and "s" * 5000 not in page
 
 
 # --- bad input -------------------------------------------------------------------------------------
@@ -520,11 +779,22 @@ class PageParser(HTMLParser):
         self.images: list[dict[str, str | None]] = []
         self.body: dict[str, str | None] = {}
         self.external: list[str] = []
+        self.fits: dict[str, str | None] = {}  # table -> "yes" when it fits the 1400 px page
+        self.ids: set[str] = set()
+        self.links: list[str] = []  # in-page links (#...)
+        self.task_sections: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         attr = dict(attrs)
-        if tag == "table":
+        if attr.get("id"):
+            self.ids.add(attr["id"] or "")
+        if tag == "a" and (attr.get("href") or "").startswith("#"):
+            self.links.append((attr.get("href") or "")[1:])
+        if tag == "details" and "task" in (attr.get("class") or "").split():
+            self.task_sections.append(attr.get("id") or "")
+        if tag == "table" and attr.get("data-table"):
             self.tables.append(attr.get("data-table") or "")
+            self.fits[attr.get("data-table") or ""] = attr.get("data-fits")
         elif tag == "figure":
             self.figures.append(attr.get("data-figure") or "")
         elif tag == "img":
@@ -556,6 +826,7 @@ def rendered_dom(page: Path, profile: Path) -> str:
             "--disable-gpu",
             "--no-first-run",
             f"--user-data-dir={profile}",
+            "--window-size=1400,1000",
             "--virtual-time-budget=10000",
             "--dump-dom",
             page.as_uri(),
@@ -580,11 +851,61 @@ def assert_page_complete(page: Path, profile: Path) -> PageParser:
         assert image.get("data-decoded") == "yes", image.get("alt")
         assert int(image.get("data-natural-width") or 0) > 0, image.get("alt")
     assert parser.external == []
+    # the page is 1400 px wide and every table wraps to fit it
+    assert parser.body.get("data-viewport") == "1400"
+    assert parser.fits == dict.fromkeys(TABLES, "yes")
+    # every in-page link (a number to the cells behind it, a cell to its row) lands on an element
+    assert parser.links and set(parser.links) <= parser.ids
     return parser
 
 
 def test_html_page_renders_every_table_and_decodes_every_figure(report, tmp_path):
     assert_page_complete(report / "report.html", tmp_path / "profile")
+
+
+def test_html_page_has_a_section_per_task_and_numbers_link_to_their_cells(report, tmp_path):
+    parser = assert_page_complete(report / "report.html", tmp_path / "profile")
+    assert sorted(parser.task_sections) == sorted(f"task-{t}" for t in TASKS)
+    assert any(link.startswith("cells-") for link in parser.links)
+    assert any(link.startswith("cell-") for link in parser.links)
+    page = (report / "report.html").read_text(encoding="utf-8")
+    # a crashed cell shows the engine's message, a guarded cell its SQL
+    start = page.index('id="task-net_revenue"')
+    net = page[start : page.index('<section id="cellsets"', start)]  # the last task
+    assert "crash retry: ERROR" in net and "Constraint Error" in net
+    # a FAIL shows the diff's examples: daily_revenue s1 of m-unhinted on duplicate delivery
+    assert "duplicate delivery: FAIL" in page and "daily_revenue-duplicate_delivery" in page
+    assert "QUALIFY row_number()" in net and "NOT EXISTS" in net
+
+
+def test_page_screenshot_at_1400_px(report, tmp_path):
+    """The page drawn by Chromium at 1400 px: a real PNG of that width (the layout the DOM checks
+    measure); write it where a reviewer can look at it."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("chromium is not installed (make chromium installs it)")
+    shot = tmp_path / "page.png"
+    done = subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--window-size=1400,2000",
+            "--virtual-time-budget=10000",
+            f"--screenshot={shot}",
+            (report / "report.html").as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    data = shot.read_bytes()
+    assert data.startswith(b"\x89PNG")
+    assert int.from_bytes(data[16:20], "big") == 1400  # the IHDR width
 
 
 def test_the_browser_check_catches_a_broken_figure(report, tmp_path):
@@ -602,7 +923,7 @@ def test_the_browser_check_catches_a_broken_figure(report, tmp_path):
 
 @pytest.mark.slow
 def test_report_of_a_graded_reference_corpus(tmp_path):
-    from arrivalbench.baselines import BASELINES
+    from arrivalbench.analysis.roles import REFERENCE_ARMS
     from arrivalbench.corpus import make_corpus
     from arrivalbench.sweep import sweep
 
@@ -611,14 +932,20 @@ def test_report_of_a_graded_reference_corpus(tmp_path):
     files = write_report([run.path], tmp_path / "report", resamples=1000)
     assert_page_complete(files.html, tmp_path / "profile")
     folder = files.markdown.parent
-    main = read_csv(folder, "main")
-    assert {"gold", "controls"} <= set(main) <= {"gold", "controls", *BASELINES}
-    # the gate holds every gold to PASS and every control to FAIL silently: 0% and 100% gaps, with bounds
-    assert main["gold"]["gap % [95% CI]"] == "0.0% (≤100.0%)"
-    assert main["controls"]["gap % [95% CI]"] == "100.0% (≥0.0%)"
-    assert list(read_csv(folder, "intervention")) == ["no prompt-arm pairs"]
-    assert list(read_csv(folder, "replication")) == ["no arm appears in two runs"]
-    assert read_csv(folder, "repair")["gold"]["cells with turns"] == "0"
+    reference = read_rows(folder, "reference")
+    assert {"gold", "controls"} <= set(reference) <= {"gold", "controls", *REFERENCE_ARMS}
+    # the gate holds every gold to PASS and every control to FAIL silently: 0% and 100% gaps, with
+    # exact bounds over two tasks (the rule of three printed "≤100%" here)
+    assert reference["gold"]["gap % [95% CI]"] == "0.0% (≤77.6%)"
+    assert reference["controls"]["gap % [95% CI]"] == "100.0% (≥22.4%)"
+    # no model arm: report.json states that no arm entered any test
+    document = read_json(folder)
+    assert [t["name"] for t in document["tests"]] == TEST_NAMES
+    assert all(t["arms"] == [] for t in document["tests"])
+    assert list(read_rows(folder, "main")) == ["no model or intervention arms"]
+    assert list(read_rows(folder, "intervention")) == ["no prompt-arm pairs"]
+    assert list(read_rows(folder, "replication")) == ["no arm appears in two runs"]
+    assert read_rows(folder, "repair")["gold"]["cells with turns"] == "0"
     markdown = files.markdown.read_text(encoding="utf-8")
     assert markdown.count("![") == len(FIGURES)
     assert markdown.count("\n## Table ") == len(TABLES)

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from arrivalbench.errors import ArrivalBenchError, SpecError, UnknownNameError, UsageError
 from arrivalbench.scaffold import new_task
+from arrivalbench.seeds import gate_seeds
 from arrivalbench.spec import (
     DEFAULT_FLOAT_TOLERANCE,
     HAZARDS,
@@ -98,8 +99,10 @@ def test_get_task_unknown_name_says_how_to_add_a_folder_of_tasks() -> None:
 
 
 def _old_builtin_hash() -> str:
-    """The suite hash as it was computed before user folders existed: the built-in folder alone."""
+    """The suite hash of the built-in folder alone, as computed before user folders existed, with
+    the gate seeds first (they are part of what a suite admits)."""
     digest = hashlib.sha256()
+    digest.update(f"gate_seeds:{gate_seeds()}\n".encode())
     for folder in sorted(p for p in SUITE_DIR.iterdir() if (p / "task.yaml").is_file()):
         digest.update(f"{folder.name}:{folder_hash(folder)}\n".encode())
     return digest.hexdigest()

@@ -11,18 +11,20 @@ import pyarrow as pa
 import pytest
 from scipy.stats import binomtest
 
-from arrivalbench.errors import UsageError
-from arrivalbench.spec import HAZARDS, get_task
-from arrivalbench.stats import (
+from arrivalbench.analysis.stats import (
     BENIGN,
     METRICS,
+    ORDERING,
+    SILENT,
     ArmSummary,
     CellOutcome,
     Estimate,
     Signature,
     arm_summaries,
     bound_of_three,
+    clopper_pearson,
     crash_rates,
+    error_class,
     estimate,
     no_artifact,
     outcomes,
@@ -35,6 +37,8 @@ from arrivalbench.stats import (
     signature_sign_test,
     task_rates,
 )
+from arrivalbench.errors import UsageError
+from arrivalbench.spec import HAZARDS, get_task
 from arrivalbench.store import Cell, RunDir, verdict_row
 
 A, B = "daily_revenue", "store_sales_schema"
@@ -706,8 +710,73 @@ def test_bound_of_three_at_zero_and_one_only():
     assert bound_of_three(0.0, 40) == pytest.approx(0.075)
     assert bound_of_three(1.0, 40) == pytest.approx(0.925)
     assert bound_of_three(0.5, 40) is None and bound_of_three(None, 40) is None
-    assert (bound_of_three(0.0, 2), bound_of_three(1.0, 2), bound_of_three(0.0, 0)) == (
-        1.0,
-        0.0,
-        None,
-    )
+    assert bound_of_three(0.0, 0) is None
+
+
+def test_tiny_n_bound_is_exact_never_100_percent():
+    """At two tasks the rule of three printed "≤100%", a bound that says nothing; below 30 units
+    the bound is the exact one-sided Clopper-Pearson bound, 1 - 0.05^(1/n)."""
+    assert bound_of_three(0.0, 2) == pytest.approx(1 - 0.05**0.5)  # 77.6%
+    assert bound_of_three(1.0, 2) == pytest.approx(0.05**0.5)  # 22.4%
+    assert bound_of_three(0.0, 1) == pytest.approx(0.95)
+    upper = binomtest(0, 29).proportion_ci(confidence_level=0.90, method="exact").high
+    assert bound_of_three(0.0, 29) == pytest.approx(upper)
+    assert Estimate(0.0, None, None, 2, bound=bound_of_three(0.0, 2)).format() == "0.0% (≤77.6%)"
+
+
+@pytest.mark.parametrize(("k", "n"), [(0, 5), (4, 10), (1, 9), (5, 5), (30, 200), (0, 1)])
+def test_clopper_pearson_matches_scipy(k, n):
+    exact = binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+    low, high = clopper_pearson(k, n)
+    assert (low, high) == (pytest.approx(exact.low, abs=1e-9), pytest.approx(exact.high, abs=1e-9))
+    assert clopper_pearson(0, 0) == (None, None)
+
+
+def test_gap_over_benign_passing_cells_only():
+    """A cell that also fails a benign schedule (an ordinary incremental bug) leaves the
+    benign-passing gap; the plain gap keeps it."""
+    benign = {"single_batch": "PASS", "in_order_stream": "PASS"}
+    cells = [
+        synthetic("m", "t", 0, duplicate_delivery="FAIL", **benign),
+        synthetic("m", "t", 1, duplicate_delivery="FAIL", **{**benign, "single_batch": "FAIL"}),
+        synthetic("m", "t", 2, **benign),
+        synthetic("m", "t", 3, **benign),
+    ]
+    assert rate(cells, "gap")["m"] == pytest.approx(2 / 4)
+    # cell 1 fails a benign schedule: the benign-passing gap is over cells 0, 2 and 3
+    assert rate(cells, "gap_benign")["m"] == pytest.approx(1 / 3)
+
+
+def test_gap_over_tasks_declaring_all_five_silent_hazards():
+    cells = [
+        synthetic("m", "five", 0, duplicate_delivery="FAIL"),
+        synthetic("m", "five", 1),
+        synthetic("m", "two", 0, hazards=("late_arrival", "out_of_order"), late_arrival="FAIL"),
+    ]
+    assert rate(cells, "gap")["m"] == pytest.approx((1 / 2 + 1) / 2)
+    assert rate(cells, "gap_all_five")["m"] == pytest.approx(1 / 2)
+    assert task_rates(cells, "gap_all_five")["m"] == {"five": 0.5}
+
+
+def test_signature_over_tasks_declaring_all_five_of_the_docs_example():
+    cells = [
+        synthetic("m", "five", 0, duplicate_delivery="FAIL"),
+        synthetic("m", "five", 1),
+        synthetic("m", "two", 0, hazards=ORDERING, late_arrival="FAIL"),
+    ]
+    everything = signature(cells)["m"]
+    assert everything.group_mean == pytest.approx(0.75 - 2.5 / 3)  # -8.3pp
+    subset = signature(o for o in cells if set(SILENT) <= set(o.hazards))["m"]
+    assert subset.group_mean == pytest.approx(1 - 2.5 / 3)  # +16.7pp
+
+
+def test_constraint_errors_are_split_out_of_sql_error():
+    """A key refusing a duplicate is the guard firing, not a broken script: the engine's
+    'Constraint Error' becomes constraint_violation; other SQL errors stay sql_error."""
+    record = '{"message": "Constraint Error: Duplicate key \\"event_id: 3\\" violates primary key"}'
+    assert error_class("sql_error", record) == "constraint_violation"
+    assert error_class("sql_error", '{"message": "Binder Error: no column x"}') == "sql_error"
+    assert error_class("sql_error", None) == "sql_error"
+    assert error_class("timeout", record) == "timeout"
+    assert error_class(None, None) == "unknown"
+    assert error_class("sql_error", "not json") == "sql_error"

@@ -22,13 +22,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from arrivalbench.agreement import cohen_kappa
+from arrivalbench.analysis.agreement import cohen_kappa
 from arrivalbench.compare import compare, jsonable
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.logs import LogKind, task_log
 from arrivalbench.oracle import compute_oracle, conform
 from arrivalbench.replay import bounded_message
-from arrivalbench.seeds import DEFAULT_SEED, derive_seed
+from arrivalbench.seeds import DEFAULT_SEED, derive_seed, gate_seeds
 from arrivalbench.spec import TargetSpec, Task
 
 ORACLE_PY = "oracle.py"
@@ -47,13 +47,14 @@ class PythonOracleError(ArrivalBenchError):
 
 
 def audit_seeds(extra: int = EXTRA_SEEDS, base: int = DEFAULT_SEED) -> list[int]:
-    """The base seed, then `extra` seeds derived from ("audit", i): the same on every machine."""
-    return [base, *(derive_seed("audit", i) for i in range(extra))]
+    """The gate seeds from `base`, then `extra` seeds derived from ("audit", i): the same on
+    every machine."""
+    return [*gated_seeds(base), *(derive_seed("audit", i) for i in range(extra))]
 
 
 def gated_seeds(base: int = DEFAULT_SEED) -> list[int]:
-    """The seeds at which a disagreement would reject a task; for now only the base seed."""
-    return [base]
+    """The seeds at which a disagreement rejects a task: the gate's (seeds.gate_seeds)."""
+    return gate_seeds(base=base)
 
 
 def load_python_oracle(task: Task) -> PythonOracle:

@@ -1,10 +1,23 @@
-"""Naive baseline pipelines, derived from any task's spec and oracle: what a hurried engineer writes.
+"""Model-free pipelines derived from any task's spec and oracle: naive baselines and key templates.
 
-Each baseline keeps (or not) some history and then rebuilds the target with the task's own oracle
-query over that history. They are reference arms, and the gate shows them beside the controls;
-they never earn a hazard declaration there (`batch_only` fails the in-order stream already, and a
-declaration needs a plausible mistake that is right in order). A baseline exists only for a task whose oracle is
-a single query (a prefix of set-up statements could not be re-run every batch).
+Each keeps (or not) some history and then rebuilds the target with the task's own oracle query
+over that history. All are reference arms (role `reference`).
+
+- The naive baselines (`NAIVE`) are what a hurried engineer writes. The gate shows them
+  beside the controls; they never earn a hazard declaration there (`batch_only` fails the
+  in-order stream already, and a declaration needs a plausible mistake that is right in order).
+- The key templates (`TEMPLATES`) answer the paper's open question, whether the idempotency
+  failure is about knowing the constraint or writing the query: one uniform template per task,
+  keyed on the source's declared `event_id`, built from the columns task.yaml declares.
+  `pk_constraint` declares the key and inserts plainly, so any second copy of an event (in one
+  batch or a later one) is a loud constraint error; `pk_dedup` keeps the key, skips events
+  already stored and keeps one row per `event_id` of the arriving batch (the paper's template).
+  They appear in the reference corpus, not in the gate.
+
+`BASELINES` holds both, naive first: the arms make-corpus adds after gold and controls.
+
+A pipeline exists only for a task whose oracle is a single query (a prefix of set-up statements
+could not be re-run every batch).
 """
 
 from __future__ import annotations
@@ -56,7 +69,7 @@ class Baseline:
     stage: Callable[[SourceSpec], list[str]]
 
 
-BASELINES: dict[str, Baseline] = {
+NAIVE: dict[str, Baseline] = {
     b.name: b
     for b in (
         Baseline(
@@ -72,8 +85,61 @@ BASELINES: dict[str, Baseline] = {
 }
 
 
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _keyed_history(source: SourceSpec) -> str:
+    """The history table with the source's declared columns and types, keyed on `event_id`."""
+    columns = ", ".join(
+        f"{_quote(c)} {t}{' PRIMARY KEY' if c == 'event_id' else ''}"
+        for c, t in source.columns.items()
+    )
+    return f"CREATE TABLE IF NOT EXISTS tpl_{source.name}_history ({columns})"
+
+
+def _pk_constraint(source: SourceSpec) -> list[str]:
+    """Plain INSERT into a history with a declared key: a second copy of an event is an error."""
+    table = f"tpl_{source.name}_history"
+    return [
+        _keyed_history(source),
+        f"INSERT INTO {table} BY NAME SELECT * {_META} FROM {source.name}_batch",
+        f"CREATE OR REPLACE TEMP VIEW {source.name} AS SELECT * FROM {table}",
+    ]
+
+
+def _pk_dedup(source: SourceSpec) -> list[str]:
+    """Insert only events not yet stored, one row per `event_id` of the batch (its first arrival)."""
+    table = f"tpl_{source.name}_history"
+    return [
+        _keyed_history(source),
+        f"INSERT INTO {table} BY NAME SELECT * {_META} FROM {source.name}_batch AS b "
+        f"WHERE NOT EXISTS (SELECT 1 FROM {table} AS h WHERE h.event_id = b.event_id) "
+        "QUALIFY row_number() OVER (PARTITION BY b.event_id ORDER BY b._arrival_seq) = 1",
+        f"CREATE OR REPLACE TEMP VIEW {source.name} AS SELECT * FROM {table}",
+    ]
+
+
+TEMPLATES: dict[str, Baseline] = {
+    b.name: b
+    for b in (
+        Baseline(
+            "pk_constraint",
+            "history with a declared PRIMARY KEY on event_id, plain INSERT, rebuild the target",
+            _pk_constraint,
+        ),
+        Baseline(
+            "pk_dedup",
+            "history keyed on event_id, insert unseen events once per batch, rebuild the target",
+            _pk_dedup,
+        ),
+    )
+}
+BASELINES: dict[str, Baseline] = {**NAIVE, **TEMPLATES}
+
+
 def baseline_script(task: Task, name: str) -> str | None:
-    """The baseline's SQL for this task, or None when the oracle is not a single query (or no query)."""
+    """The SQL of a baseline or template for this task, or None when the oracle is not a single query."""
     try:
         statements = duckdb.extract_statements(task.oracle_sql)
     except duckdb.Error:  # an oracle that does not parse: the gate reports it, there is no baseline

@@ -15,7 +15,15 @@ from rich.table import Table
 
 from arrivalbench.engines import Limits
 from arrivalbench.errors import ArrivalBenchError, PipelineInputError, UsageError
-from arrivalbench.seeds import DEFAULT_SEED, SEED_RANGE, PrivateSeed, is_seed, resolve_seed_file
+from arrivalbench.seeds import (
+    DEFAULT_SEED,
+    GATE_SEED_COUNT,
+    SEED_RANGE,
+    PrivateSeed,
+    gate_seeds,
+    is_seed,
+    resolve_seed_file,
+)
 
 app = typer.Typer(
     add_completion=False,
@@ -260,6 +268,46 @@ def _detail(entry: dict[str, Any]) -> str:
     return ""
 
 
+FAIL_ON = ("fail", "error", "any", "never")
+
+
+def _fail_on(value: str) -> str:
+    if value not in FAIL_ON:
+        raise UsageError(f"--fail-on {value}: give one of {', '.join(FAIL_ON)}.")
+    return value
+
+
+FailOnOpt = Annotated[
+    str,
+    typer.Option(
+        "--fail-on",
+        help="Exit 1 when any schedule FAILs (fail), ERRORs (error), either (any); never: exit 0.",
+        callback=lambda value: _fail_on(value),
+    ),
+]
+JunitOpt = Annotated[
+    Path | None,
+    typer.Option("--junit-xml", help="Also write JUnit XML here: one testcase per schedule."),
+]
+
+
+def _write_junit(record: dict[str, Any], suite: str, path: Path) -> None:
+    from arrivalbench.check.junit import junit_xml
+
+    try:
+        junit_xml(record, suite, path)
+    except OSError as exc:
+        raise UsageError(f"--junit-xml {path}: cannot write ({exc.strerror}).") from None
+
+
+def _exit_on(record: dict[str, Any], fail_on: str) -> None:
+    """Exit 1 when a verdict the --fail-on policy names occurred."""
+    seen = {e["verdict"] for e in record["verdicts"].values()}
+    wanted = {"fail": {"FAIL"}, "error": {"ERROR"}, "any": {"FAIL", "ERROR"}}.get(fail_on, set())
+    if seen & wanted:
+        raise typer.Exit(1)
+
+
 @app.command()
 def grade(
     task: TaskOpt,
@@ -292,6 +340,8 @@ def grade(
     ] = 1_000_000,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
+    fail_on: FailOnOpt = "never",
+    junit: JunitOpt = None,
 ) -> None:
     """Grade one pipeline of a task: PASS, FAIL or ERROR per schedule."""
     from arrivalbench.grade import Grader, dumps, replay_command
@@ -322,8 +372,11 @@ def grade(
         title += f" · private seed {private.short}"
     with Grader(seed=seed, limits=limits, private=private) as grader:
         record, _ = grader.grade(the_task, script, names, where=str(pipeline), prebuilt=prebuilt)
+    if junit is not None:
+        _write_junit(record, f"arrivalbench grade {the_task.id}", junit)
     if as_json:
         sys.stdout.write(dumps(record))
+        _exit_on(record, fail_on)
         return
     table = Table(title=title)
     table.add_column("schedule")
@@ -349,6 +402,297 @@ def grade(
             suite_dir=None if home == SUITE_DIR.resolve() else str(home),
         )
         out.print("  " + command, highlight=False, soft_wrap=True)
+    _print_diagnoses(the_task, script, record, prebuilt, grader, pipeline, seed, schedule_file)
+    _exit_on(record, fail_on)
+
+
+def _print_diagnoses(
+    the_task: Any,
+    script: str,
+    record: dict[str, Any],
+    prebuilt: dict[str, Any] | None,
+    grader: Any,
+    pipeline: Path,
+    seed: int,
+    schedule_file: Path | None,
+) -> None:
+    """One line per FAIL naming the mistake (explain's counterfactual diagnosis), and the command
+    that explains it in full."""
+    from arrivalbench.explain import SENTENCES, diagnose_schedule, explain_command
+    from arrivalbench.spec import SUITE_DIR
+
+    failed = [n for n, e in record["verdicts"].items() if e["verdict"] == "FAIL"]
+    if not failed:
+        return
+    from arrivalbench.sandbox import Sandbox
+
+    out.print("Diagnosis:", style="dim")
+    with Sandbox() as sandbox:
+        for name in failed:
+            built, log = (prebuilt or {}).get(name) or grader.schedule(the_task, name)
+            labels = diagnose_schedule(the_task, script, built, log, grader.limits, sandbox) or [
+                "unclassified"
+            ]
+            sentence = SENTENCES[labels[0]].split(":")[0].rstrip(".")
+            out.print(
+                f"  {name}: {', '.join(labels)}: {sentence}.", highlight=False, soft_wrap=True
+            )
+    home = the_task.folder.parent
+    private = grader.private
+    command = explain_command(
+        the_task.id,
+        str(schedule_file) if schedule_file is not None else failed[0],
+        seed,
+        str(pipeline),
+        seed_file=private.path if private is not None else None,
+        suite_dir=None if home == SUITE_DIR.resolve() else str(home),
+    )
+    out.print("Explain one with:", style="dim")
+    out.print("  " + command, highlight=False, soft_wrap=True)
+
+
+def _positive_seconds(param: typer.CallbackParam, value: float) -> float:
+    import math
+
+    if not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{param.opts[0]} {value}: must be a positive number of seconds.")
+    return value
+
+
+@app.command()
+def explain(
+    task: TaskOpt,
+    pipeline: Annotated[Path, typer.Option("--pipeline", "-p", help="The pipeline's SQL file.")],
+    schedule_name: Annotated[
+        str,
+        typer.Option(
+            "--schedule",
+            "-s",
+            help="The failing schedule: a name, or a file written by 'arrivalbench schedule' "
+            "(or by explain --out).",
+        ),
+    ],
+    seed: SeedOpt = DEFAULT_SEED,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    out_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Write the minimal schedule here, to replay with grade --schedule-file.",
+        ),
+    ] = None,
+    budget_seconds: Annotated[
+        float,
+        typer.Option(help="Seconds the shrinking may take.", callback=_positive_seconds),
+    ] = 60.0,
+    max_replays: Annotated[
+        int,
+        typer.Option(help="Replays the shrinking may make.", callback=_at_least(1)),
+    ] = 5000,
+    seed_file: SeedFileOpt = None,
+    suite_dir: SuiteDirOpt = None,
+) -> None:
+    """Explain a FAIL: the smallest failing delivery, the first batch that diverged, the mistake."""
+    from arrivalbench.explain import explain as explain_schedule
+    from arrivalbench.explain.render import render
+    from arrivalbench.grade import replay_command
+    from arrivalbench.schedules import build_schedule, load_schedule_file, schedule_to_json
+    from arrivalbench.spec import SUITE_DIR, get_task
+
+    use_suite(suite_dir)
+    the_task = get_task(task)
+    limits = Limits()
+    script = read_pipeline(pipeline, limits.max_script_bytes)
+    private = _secret(seed_file)
+    if Path(schedule_name).suffix == ".json" or Path(schedule_name).is_file():
+        built, log = load_schedule_file(schedule_name, the_task, private)
+        seed = built.seed
+    else:
+        built, log = build_schedule(the_task, schedule_name, seed, private)
+    explanation = explain_schedule(
+        the_task,
+        script,
+        built,
+        log,
+        limits,
+        budget_seconds=budget_seconds,
+        max_replays=max_replays,
+        seed=seed,
+    )
+    if out_path is not None and explanation.minimal is not None:
+        text = json.dumps(schedule_to_json(explanation.minimal, log), indent=1) + "\n"
+        tmp = out_path.with_name(out_path.name + ".tmp")
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(out_path)
+        except OSError as exc:
+            raise PipelineInputError(
+                f"{out_path}: cannot write the minimal schedule ({exc.strerror})."
+            ) from None
+    if as_json:
+        sys.stdout.write(json.dumps(explanation.to_json(), indent=1, ensure_ascii=False) + "\n")
+        return
+    hint = None
+    if out_path is not None and explanation.minimal is not None:
+        home = the_task.folder.parent
+        hint = replay_command(
+            the_task.id,
+            built.name,
+            seed,
+            str(pipeline),
+            schedule_file=str(out_path),
+            seed_file=private.path if built.seed_commitment is not None and private else None,
+            suite_dir=None if home == SUITE_DIR.resolve() else str(home),
+        )
+    render(explanation, out, hint)
+
+
+@app.command()
+def check(
+    log: Annotated[
+        str,
+        typer.Option(
+            "--log", help="The event log: a .parquet, .csv or .json file, or FILE.duckdb:TABLE."
+        ),
+    ],
+    key: Annotated[str, typer.Option("--key", help="The column that names an event (any type).")],
+    event_time: Annotated[
+        str, typer.Option("--event-time", help="The event-time column (a timestamp or date).")
+    ],
+    pipeline: Annotated[
+        Path | None, typer.Option("--pipeline", "-p", help="The pipeline's SQL file.")
+    ] = None,
+    source_table: Annotated[
+        str | None,
+        typer.Option("--source-table", help="The table the pipeline reads deliveries from."),
+    ] = None,
+    target: Annotated[
+        str | None, typer.Option("--target", help="The table the pipeline maintains.")
+    ] = None,
+    dbt_project: Annotated[
+        Path | None, typer.Option("--dbt-project", help="A dbt project folder (never written).")
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model", help="The dbt model to check.")] = None,
+    source: Annotated[
+        str | None,
+        typer.Option("--source", help="The dbt source the deliveries fill: SOURCE.TABLE."),
+    ] = None,
+    entity_key: Annotated[
+        str | None,
+        typer.Option("--entity-key", help="Column whose events change one entity's state."),
+    ] = None,
+    evolving_column: Annotated[
+        str | None,
+        typer.Option(
+            "--evolving-column",
+            help="A column that is NULL early and appears mid-stream (enables schema_evolution).",
+        ),
+    ] = None,
+    oracle: Annotated[
+        Path | None,
+        typer.Option(
+            "--oracle", help="A batch query over the complete log (default: a full refresh)."
+        ),
+    ] = None,
+    mode: Annotated[
+        str | None,
+        typer.Option(
+            "--mode",
+            help="batch: the source holds only the current delivery; landing: an append-only "
+            "landing table (default: batch for --pipeline, landing for --dbt-project).",
+        ),
+    ] = None,
+    arrival_column: Annotated[
+        str | None,
+        typer.Option(
+            "--arrival-column", help="Stamp every delivered row's arrival time in this column."
+        ),
+    ] = None,
+    ignore_column: Annotated[
+        list[str] | None,
+        typer.Option("--ignore-column", help="A target column left out of the comparison."),
+    ] = None,
+    schedules: Annotated[
+        str | None, typer.Option(help="'all' (default), or comma-separated schedule names.")
+    ] = None,
+    seed: SeedOpt = DEFAULT_SEED,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the verdict record as JSON.")
+    ] = False,
+    junit: JunitOpt = None,
+    statement_timeout: Annotated[
+        float, typer.Option(help="Seconds per statement (per dbt run) before it is stopped.")
+    ] = 60.0,
+    memory_limit: Annotated[
+        str, typer.Option(help="DuckDB memory limit per replay, e.g. 2GB.")
+    ] = "2GB",
+    replay_timeout: Annotated[
+        float, typer.Option(help="Seconds of wall time per replay of a whole schedule.")
+    ] = 600.0,
+) -> None:
+    """Check your own pipeline or dbt model on your own log: exit 0 all PASS, 1 a FAIL or ERROR."""
+    from arrivalbench.check import Check, CheckConfig, LogColumns, exit_code
+    from arrivalbench.grade import dumps
+
+    limits = Limits(
+        statement_timeout=statement_timeout,
+        memory_limit=memory_limit,
+        replay_timeout=replay_timeout,
+        max_script_bytes=10_000_000,
+    )
+    config = CheckConfig(
+        log=log,
+        columns=LogColumns(key, event_time, entity_key, evolving_column, arrival_column),
+        seed=seed,
+        limits=limits,
+        pipeline=pipeline,
+        source_table=source_table,
+        target=target,
+        dbt_project=dbt_project,
+        model=model,
+        source=source,
+        mode=mode,  # type: ignore[arg-type]
+        schedules=schedules,
+        oracle=oracle,
+        ignore_columns=tuple(ignore_column or ()),
+    )
+    script = read_pipeline(pipeline, limits.max_script_bytes) if pipeline is not None else None
+    started = time.monotonic()
+
+    def progress(name: str, done: int, total: int, entry: dict[str, Any] | None) -> None:
+        if entry is not None:
+            verdict = entry["verdict"]
+            err.print(
+                f"check: [{done}/{total}] {name}: [{VERDICT_STYLE[verdict]}]{verdict}[/] "
+                f"({time.monotonic() - started:.1f} s)",
+                highlight=False,
+            )
+
+    record, _ = Check(config, on_progress=progress).run(script)
+    if junit is not None:
+        _write_junit(record, f"arrivalbench check {record['task']}", junit)
+    if as_json:
+        sys.stdout.write(dumps(record))
+    else:
+        _check_table(record)
+    raise typer.Exit(exit_code(record))
+
+
+def _check_table(record: dict[str, Any]) -> None:
+    from arrivalbench.check.junit import summary
+
+    title = f"{record['task']} · mode {record['mode']} · oracle {record['oracle']}"
+    table = Table(title=title)
+    table.add_column("schedule")
+    table.add_column("verdict")
+    table.add_column("detail", overflow="fold")
+    for name, entry in record["verdicts"].items():
+        style = VERDICT_STYLE[entry["verdict"]]
+        table.add_row(name, f"[{style}]{entry['verdict']}[/]", summary(entry))
+    for name, reason in record["skipped"].items():
+        table.add_row(name, "[dim]skipped[/]", reason)
+    out.print(table)
 
 
 @app.command()
@@ -400,8 +744,17 @@ def gate(
     jobs: JobsOpt = None,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
+    seed_count: Annotated[
+        int,
+        typer.Option(
+            "--seeds",
+            min=1,
+            help="Gate at this many seeds: --seed and the next ones (a private seed gates one).",
+        ),
+    ] = GATE_SEED_COUNT,
 ) -> None:
-    """Admissibility gate over the suite (built-in and --suite-dir); exits 1 when any task is rejected."""
+    """Admissibility gate over the suite (built-in and --suite-dir) at several seeds; exits 1 when
+    any task is rejected at any of them."""
     from arrivalbench.gate import TaskGate, gate_suite
     from arrivalbench.schedules import REGISTRY
     from arrivalbench.spec import get_task, load_suite
@@ -412,6 +765,9 @@ def gate(
     private = _secret(seed_file)
     if private is not None:
         out.print(f"hidden logs from the private seed {private.short}", highlight=False)
+    else:
+        seeds = gate_seeds(seed_count, seed)
+        out.print(f"gating at seeds {', '.join(map(str, seeds))}", highlight=False)
     started = time.perf_counter()
 
     def report(result: TaskGate) -> None:
@@ -443,14 +799,21 @@ def gate(
     import os
 
     results = gate_suite(
-        chosen, seed=seed, jobs=jobs or os.cpu_count() or 1, on_task=report, private=private
+        chosen,
+        seed=seed,
+        jobs=jobs or os.cpu_count() or 1,
+        on_task=report,
+        private=private,
+        seed_count=seed_count,
     )
     admitted = sum(r.admitted for r in results)
     summary = Table(title="gate summary")
-    for col in ("tasks", "admitted", "rejected", "golds", "controls", "violations", "seconds"):
+    columns = ("tasks", "seeds", "admitted", "rejected", "golds", "controls", "violations")
+    for col in (*columns, "seconds"):
         summary.add_column(col)
     summary.add_row(
         str(len(results)),
+        str(max((len(r.seeds) for r in results), default=0)),
         str(admitted),
         str(len(results) - admitted),
         str(len(results)),
@@ -690,16 +1053,20 @@ def generate(
     ],
     arm: Annotated[
         list[str],
-        typer.Option("--arm", "-a", help="Prompt arm: unhinted, hint or arch (repeatable)."),
+        typer.Option(
+            "--arm",
+            "-a",
+            help="Prompt arm: unhinted, hint, arch, hint_strong or arch_guarded (repeatable).",
+        ),
     ] = ["unhinted"],  # noqa: B006
     k: Annotated[
         int,
         typer.Option(
             "-k",
-            help="Samples per task (sample 0 at temperature 0, the rest at 1).",
+            help="Samples per task (sample 0 at temperature 0, the rest at 1); the paper uses 5.",
             callback=_at_least(1),
         ),
-    ] = 1,
+    ] = 5,
     task_ids: Annotated[
         str | None, typer.Option("--tasks", help="Comma-separated task ids (default: all).")
     ] = None,
@@ -722,16 +1089,58 @@ def generate(
             "--timeout", help="Seconds per model call, retries included.", callback=_at_least(1)
         ),
     ] = 600,
+    max_tokens: Annotated[
+        int,
+        typer.Option(
+            "--max-tokens", help="Output cap per model call (turn).", callback=_at_least(1)
+        ),
+    ] = 8_000,
+    run_index: Annotated[
+        int,
+        typer.Option(
+            "--run",
+            help="Replicate index recorded for these arms: 2 for an independent re-run.",
+            callback=_at_least(1),
+        ),
+    ] = 1,
+    rerun_reason: Annotated[
+        str | None,
+        typer.Option(
+            "--rerun-no-artifact",
+            metavar="REASON",
+            help="In the finished run at --out, ask again for the cells without a script for "
+            "this reason (e.g. truncated, with a higher --max-tokens); grade-run grades them.",
+        ),
+    ] = None,
     seed: SeedOpt = DEFAULT_SEED,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
 ) -> None:
     """Let a model write each task's pipeline (snapshot repair loop) and store the scripts as a run."""
     from arrivalbench.agent.generate import generate as run_generate
+    from arrivalbench.agent.generate import rerun_no_artifact
     from arrivalbench.agent.models import get_model
 
     use_suite(suite_dir)
     ids = _task_list("--tasks", task_ids)
+    if rerun_reason is not None:
+        again, n = rerun_no_artifact(
+            get_model(model, max_retries=max_retries, timeout=timeout),
+            out=out_dir,
+            reason=rerun_reason,
+            max_tokens=max_tokens,
+            concurrency=concurrency,
+            task_ids=ids,
+            log=lambda line: err.print(line, highlight=False),
+        )
+        missing = sum(c.artifact_sha256 is None for c in again.cells())
+        out.print(
+            f"re-ran {n} cells of {out_dir} ({missing} cells now without a script); "
+            f"grade the new scripts with: arrivalbench grade-run {out_dir}{suite_flags(suite_dir)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return
     private = _secret(seed_file)
     run = run_generate(
         get_model(model, max_retries=max_retries, timeout=timeout),
@@ -742,8 +1151,10 @@ def generate(
         turns=turns,
         seed=seed,
         concurrency=concurrency,
+        max_tokens=max_tokens,
         log=lambda line: err.print(line, highlight=False),
         seed_commitment=private and private.commitment,
+        run=run_index,
     )
     cells = run.cells()
     missing = sum(c.artifact_sha256 is None for c in cells)
@@ -767,6 +1178,10 @@ def import_scripts_command(
     out_dir: Annotated[
         Path, typer.Option("--out", "-o", help="New run directory.", callback=_new_run_dir)
     ],
+    role: Annotated[
+        str,
+        typer.Option("--role", help="The arm's role: human, reference, model or intervention."),
+    ] = "human",
     seed: SeedOpt = DEFAULT_SEED,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
@@ -777,7 +1192,12 @@ def import_scripts_command(
     use_suite(suite_dir)
     private = _secret(seed_file)
     run = import_scripts(
-        folder, arm=arm, out=out_dir, seed=seed, seed_commitment=private and private.commitment
+        folder,
+        arm=arm,
+        out=out_dir,
+        seed=seed,
+        seed_commitment=private and private.commitment,
+        role=role,
     )
     out.print(
         f"wrote {out_dir}: {len(run.cells())} cells in arm {arm}; "
@@ -799,10 +1219,18 @@ def import_inspect_command(
     out_dir: Annotated[
         Path, typer.Option("--out", "-o", help="New run directory.", callback=_new_run_dir)
     ],
+    verify_rows: Annotated[
+        bool,
+        typer.Option(
+            "--verify",
+            help="Re-grade every cell and compare with the scorer's kept verdicts; exit 1 if any differs.",
+        ),
+    ] = False,
+    workers: WorkersOpt = None,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
 ) -> None:
-    """Store finished Inspect logs of the arrivalbench task as a run, ready for grade-run."""
+    """Store finished Inspect logs of the arrivalbench task as a run, keeping the scorer's verdicts."""
     from arrivalbench.agent.inspect_import import import_inspect
 
     use_suite(suite_dir)
@@ -810,17 +1238,33 @@ def import_inspect_command(
     run = import_inspect(log_dir, out_dir, seed_commitment=private and private.commitment)
     cells = run.cells()
     missing = sum(c.artifact_sha256 is None for c in cells)
+    kept = run.verdicts().num_rows
     out.print(
         f"wrote {out_dir}: {len(cells)} cells in arms {', '.join(run.manifest['arms'])} "
-        f"({missing} without a script); grade it with: arrivalbench grade-run {out_dir}{suite_flags(suite_dir)}",
+        f"({missing} without a script), {kept} verdicts kept from the scorer; grade what is "
+        f"missing with: arrivalbench grade-run {out_dir}{suite_flags(suite_dir)}",
         highlight=False,
         soft_wrap=True,
     )
     out.print(_run_kind(run), highlight=False)
+    if verify_rows:
+        from arrivalbench.sweep import verify
+
+        mismatches = [
+            line
+            for line in verify(run, workers=workers, private=private)
+            if not line.endswith("reproduced but not stored (run not fully graded?)")
+        ]
+        for line in mismatches:
+            out.print(line, highlight=False)
+        if mismatches:
+            out.print(f"{len(mismatches)} of {kept} kept verdicts differ", style="bold red")
+            raise typer.Exit(1)
+        out.print(f"all {kept} kept verdicts reproduced byte for byte", highlight=False)
 
 
 def _summary_table(run: Any) -> Table:
-    from arrivalbench.stats import arm_summaries, estimate, outcomes
+    from arrivalbench.analysis.stats import arm_summaries, estimate, outcomes
 
     cells = run.cells()
     tasks = run.tasks()
@@ -853,6 +1297,13 @@ def grade_run(
     ] = None,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
+    with_explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain",
+            help="Then diagnose every FAIL (one more replay each) into explanations.parquet.",
+        ),
+    ] = False,
 ) -> None:
     """Grade every ungraded (cell, schedule) of a run directory, resuming where a sweep stopped."""
     from collections import Counter
@@ -924,6 +1375,11 @@ def grade_run(
     )
     out.print(_run_kind(run), highlight=False)
     out.print(_summary_table(run))
+    if with_explain:
+        from arrivalbench.explain.diagnoses import EXPLANATIONS_FILE, explain_run
+
+        added = explain_run(run, private)
+        out.print(f"diagnosed {added} new FAIL verdicts into {EXPLANATIONS_FILE}", highlight=False)
 
 
 @app.command()
@@ -1012,18 +1468,38 @@ def report_command(
     unit: Annotated[
         str, typer.Option(help="Bootstrap resampling unit: task or scenario.")
     ] = "task",
+    arms: Annotated[
+        str | None,
+        typer.Option(
+            "--arms",
+            help="Arms the sign tests and the signature count, comma-separated (default: every model arm).",
+        ),
+    ] = None,
+    runs: Annotated[
+        str | None,
+        typer.Option("--runs", help="Run indices the tests count, comma-separated (default: 1)."),
+    ] = None,
     suite_dir: SuiteDirOpt = None,
 ) -> None:
-    """Write the report of graded runs: tables and figures as Markdown, one HTML page, CSV and LaTeX (read only)."""
+    """Write the report of graded runs: tables and figures as Markdown, one HTML page, report.json, CSV and LaTeX (read only)."""
+    from arrivalbench.analysis.roles import parse_arms, parse_runs
     from arrivalbench.report import write_report
 
     use_suite(suite_dir)
-    files = write_report(run_dirs, out_dir, resamples=resamples, unit=unit)
+    files = write_report(
+        run_dirs,
+        out_dir,
+        resamples=resamples,
+        unit=unit,
+        arms=parse_arms(arms),
+        runs=parse_runs(runs),
+    )
     out.print(
         f"wrote {files.html} (self-contained) and {files.markdown}", highlight=False, soft_wrap=True
     )
     out.print(
-        f"tables as CSV and LaTeX in {files.tables}, figures as PNG in {files.figures}",
+        f"every table and test in {files.json}; tables as CSV (numbers) and LaTeX in {files.tables}, "
+        f"figures as PNG in {files.figures}",
         highlight=False,
         soft_wrap=True,
     )

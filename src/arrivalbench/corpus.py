@@ -1,8 +1,9 @@
 """The reference corpus: a run whose arms come from the suite itself, with no model calls.
 
-Arms: `gold` (each task's gold), `controls` (each negative control, one sample per control) and
+Arms: `gold` (each task's gold), `controls` (each negative control, one sample per control),
 the naive baselines of baselines.py (`naive_append`, `naive_watermark`, `batch_only`), which a
-hurried engineer might write.
+hurried engineer might write, and its key templates (`pk_constraint`, `pk_dedup`). Every arm has
+role `reference` and run 1 in the manifest's `arm_info`.
 """
 
 from __future__ import annotations
@@ -59,4 +60,5 @@ def make_corpus(
         limits=limits,
         config={"corpus": "reference"},
         seed_commitment=seed_commitment,
+        arm_info={arm: {"role": "reference", "run": 1} for arm in sorted({c.arm for c in cells})},
     )

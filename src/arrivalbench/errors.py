@@ -38,3 +38,7 @@ class ScheduleError(ArrivalBenchError):
 
 class OracleError(ArrivalBenchError):
     """The task's oracle did not produce the declared target: a defect of the task, not the pipeline."""
+
+
+class CheckInputError(ArrivalBenchError):
+    """A log, column, pipeline or dbt project that `arrivalbench check` cannot check."""

@@ -9,6 +9,10 @@
   in order, since a pipeline that is wrong anyway tells nothing about the hazard;
 - an order-sensitive task declares out_of_order (and so earns it by the rule above);
 - the oracle is unambiguous: no repeated key, the same result on shuffled input, on two seeds;
+- all of the above hold at every gate seed (seeds.gate_seeds: the base seed and the next two),
+  or at those the task scopes its declarations to (`seeds:` in task.yaml; runs at other seeds
+  then refuse it). Seed-independent checks (text, existing pipeline) and the naive baselines,
+  which never earn a declaration, run at the first seed only;
 - every stated rule's control (the gold with only that rule broken) fails some schedule, so the
   data exercises the rule;
 - a modify or repair task's existing pipeline does not already pass the snapshot;
@@ -21,14 +25,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from arrivalbench.baselines import BASELINES, baseline_script
+from arrivalbench.baselines import NAIVE, baseline_script
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.grade import Grader
 from arrivalbench.leak import scan
 from arrivalbench.logs import task_log
 from arrivalbench.oracle import oracle_defects
 from arrivalbench.schedules import BENIGN, default_schedules
-from arrivalbench.seeds import PrivateSeed
+from arrivalbench.seeds import GATE_SEED_COUNT, PrivateSeed, gate_seeds
 from arrivalbench.spec import LOUD, Task
 
 Result = TypeVar("Result")
@@ -45,10 +49,13 @@ class Violation:
     artifact: str | None
     schedule: str | None
     message: str
+    seed: int | None = None
+    """The gate seed it was found at; None for a check that does not depend on the seed."""
 
     def __str__(self) -> str:
         where = " ".join(x for x in (self.artifact, self.schedule) if x)
-        return f"{self.task}: {where + ': ' if where else ''}{self.message}"
+        at = f" (seed {self.seed})" if self.seed is not None else ""
+        return f"{self.task}: {where + ': ' if where else ''}{self.message}{at}"
 
 
 @dataclass
@@ -60,6 +67,10 @@ class TaskGate:
     earned_by: dict[str, list[str]] = field(default_factory=dict)
     """declared hazard -> the authored controls that pass the in-order stream and fail under it"""
     violations: list[Violation] = field(default_factory=list)
+    seeds: list[int] = field(default_factory=list)
+    """The seeds it was gated at; `verdicts` are the first's, `earned_by` holds at every one."""
+    oracle_runs: bool = True
+    """False when oracle.sql did not run: nothing else was checked, at this seed or any later."""
 
     @property
     def admitted(self) -> bool:
@@ -75,22 +86,72 @@ def _describe(entry: dict[str, object]) -> str:
     return "PASS"
 
 
-def gate_task(task: Task, grader: Grader) -> TaskGate:
-    """Run every check on one task; violations are collected, never raised."""
+def gate_task_at_seeds(task: Task, grader: Grader, seeds: list[int]) -> TaskGate:
+    """Gate one task at each of `seeds` it is scoped to (all of them unless task.yaml's `seeds:`
+    says otherwise); admitted only if admitted at each. The grader's seed is moved per seed.
+
+    Seed-independent checks and the naive baselines run at the first seed only.
+    """
+    scope = task.spec.seeds
+    at = [s for s in seeds if scope is None or s in scope]
+    result = TaskGate(task=task, schedules=default_schedules(task))
+    if scope is not None and (grader.private is not None or not at):
+        where = "a private seed" if grader.private is not None else f"the gate seeds {seeds}"
+        result.violations.append(
+            Violation(
+                task.id,
+                "task.yaml",
+                None,
+                f"its declarations are scoped to seeds {scope} (`seeds:`), none of which is "
+                f"gated here ({where}); gate it at those seeds or make its controls hold at every "
+                "gate seed and drop `seeds:`",
+            )
+        )
+        return result
+    for index, seed in enumerate(at):
+        grader.seed = seed
+        one = gate_task(task, grader, seed_independent=index == 0)
+        tag = seed if len(at) > 1 and grader.private is None else None
+        result.violations += [
+            Violation(v.task, v.artifact, v.schedule, v.message, tag) for v in one.violations
+        ]
+        result.seeds.append(seed)
+        if not one.oracle_runs:  # a defect of the task itself: another seed would repeat it
+            result.oracle_runs = False
+            break
+        if index == 0:
+            result.verdicts, result.earned_by = one.verdicts, one.earned_by
+        else:
+            result.earned_by = {
+                hazard: [c for c in controls if c in one.earned_by.get(hazard, [])]
+                for hazard, controls in result.earned_by.items()
+            }
+    return result
+
+
+def gate_task(task: Task, grader: Grader, seed_independent: bool = True) -> TaskGate:
+    """Run every check on one task at the grader's seed; violations are collected, never raised.
+
+    `seed_independent=False` skips what gives the same answer at every seed (the text, the
+    existing pipeline) and the naive baselines (they never earn a declaration).
+    """
     schedules = default_schedules(task)
-    result = TaskGate(task=task, schedules=schedules)
+    result = TaskGate(task=task, schedules=schedules, seeds=[grader.seed])
 
     def violate(message: str, artifact: str | None = None, schedule: str | None = None) -> None:
         result.violations.append(Violation(task.id, artifact, schedule, message))
 
-    for leak in scan(task.spec.description):
-        violate(
-            f"description line {leak.line} uses hazard vocabulary '{leak.term}': {leak.context!r}"
-        )
-    if not task.spec.controls:
-        violate(
-            "has no negative control; add at least one under controls/ and declare what it fails"
-        )
+    if seed_independent:
+        for leak in scan(task.spec.description):
+            violate(
+                f"description line {leak.line} uses hazard vocabulary '{leak.term}': "
+                f"{leak.context!r}"
+            )
+        if not task.spec.controls:
+            violate(
+                "has no negative control; add at least one under controls/ and declare what it "
+                "fails"
+            )
     for hazard in task.spec.hazards:
         schedule, _ = grader.schedule(task, hazard)
         if not schedule.bites():
@@ -113,6 +174,7 @@ def gate_task(task: Task, grader: Grader) -> TaskGate:
             violate(
                 f"{first_line} (the gold, controls and baselines were not graded)", "oracle.sql"
             )
+            result.oracle_runs = False
             return result
 
     artifacts = [(GOLD, task.gold_sql, set())] + [
@@ -151,6 +213,10 @@ def gate_task(task: Task, grader: Grader) -> TaskGate:
 
     _check_rules(task, grader, schedules, result, violate)
 
+    if not seed_independent:
+        _check_earned(task, records, violate, result)
+        return result
+
     if task.existing_sql is not None and task.spec.mode in ("modify", "repair"):
         try:
             record, _ = grader.grade(
@@ -164,7 +230,7 @@ def gate_task(task: Task, grader: Grader) -> TaskGate:
         except ArrivalBenchError as exc:
             violate(str(exc), artifact="existing.sql")
 
-    for baseline in BASELINES:
+    for baseline in NAIVE:
         script = baseline_script(task, baseline)
         if script is None:
             continue
@@ -285,11 +351,11 @@ def _check_rules(
 _GRADER: Grader | None = None
 
 
-def _gate_in_worker(task: Task, seed: int, private: PrivateSeed | None) -> TaskGate:
+def _gate_in_worker(task: Task, seeds: list[int], private: PrivateSeed | None) -> TaskGate:
     global _GRADER
     if _GRADER is None:
-        _GRADER = Grader(seed=seed, private=private)
-    return gate_task(task, _GRADER)
+        _GRADER = Grader(seed=seeds[0], private=private)
+    return gate_task_at_seeds(task, _GRADER, seeds)
 
 
 def gate_suite(
@@ -298,22 +364,26 @@ def gate_suite(
     jobs: int = 1,
     on_task: Callable[[TaskGate], None] | None = None,
     private: PrivateSeed | None = None,
+    seed_count: int = GATE_SEED_COUNT,
 ) -> list[TaskGate]:
-    """Gate every task, `jobs` tasks at a time; results come back in the order given.
+    """Gate every task at `seed_count` seeds from `seed` (seeds.gate_seeds), `jobs` tasks at a
+    time; results come back in the order given.
 
     With `private`, the hidden logs (benign controls, hazards, the oracle checks) descend from
-    that secret, as in an official run; the snapshot from `seed`.
+    that secret, as in an official run, and the snapshot from `seed`: one seed is gated.
     """
     tasks = list(tasks)
+    seeds = gate_seeds(1 if private is not None else seed_count, seed)
     if jobs <= 1 or len(tasks) <= 1:
         results = []
         with Grader(seed=seed, private=private) as grader:
             for task in tasks:
-                results.append(gate_task(task, grader))
+                results.append(gate_task_at_seeds(task, grader, seeds))
                 if on_task:
                     on_task(results[-1])
         return results
-    return per_task_pool(_gate_in_worker, [(task, seed, private) for task in tasks], jobs, on_task)
+    calls = [(task, seeds, private) for task in tasks]
+    return per_task_pool(_gate_in_worker, calls, jobs, on_task)
 
 
 def per_task_pool(

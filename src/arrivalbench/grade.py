@@ -23,7 +23,7 @@ from arrivalbench.compare import compare
 from arrivalbench.engines import Limits, get_engine
 from arrivalbench.errors import PipelineInputError
 from arrivalbench.logs import Log
-from arrivalbench.oracle import compute_oracle
+from arrivalbench.oracle import compute_oracle, oracle_over
 from arrivalbench.replay import ResultCap, RunError
 from arrivalbench.sandbox import ReplayJob, Sandbox
 from arrivalbench.schedules import Schedule, build_schedule, schedule_to_json
@@ -107,7 +107,12 @@ class Grader:
             self._schedules[key] = build_schedule(task, name, self.seed, self.private)
         return self._schedules[key]
 
-    def oracle(self, task: Task, log: Log) -> pa.Table:
+    def oracle(self, task: Task, log: Log, schedule: Schedule | None = None) -> pa.Table:
+        """The expected target: over the whole log, or over the distinct events a partial
+        schedule (a shrunk counterexample) delivers."""
+        if schedule is not None and schedule.partial:
+            rows = sorted({row for d in schedule.deliveries for row in d.rows})
+            return oracle_over(task, log.subset_tables(rows), self.engine, "the delivered events")
         key = (task.identity, log.kind, log.seed)
         if key not in self._oracles:
             self._oracles[key] = compute_oracle(task, log, self.engine)
@@ -129,6 +134,7 @@ class Grader:
         process sees the script's text, its (bounded) error messages and its target only once
         the worker has checked the target's size against the expected table's.
         """
+        task.check_seed(self.seed, private=self.private is not None)
         verdicts: dict[str, Any] = {}
         timings: dict[str, Any] = {}
         commitments: set[str] = set()
@@ -137,7 +143,7 @@ class Grader:
             schedule, log = (prebuilt or {}).get(name) or self.schedule(task, name)
             if schedule.seed_commitment is not None:
                 commitments.add(schedule.seed_commitment)
-            expected = self.oracle(task, log)
+            expected = self.oracle(task, log, schedule)
             job = ReplayJob(
                 task=task,
                 schedule=schedule,

@@ -4,6 +4,11 @@ A log holds one table per source. Schedules are built over the log's *spine*: ev
 every source in one canonical order (event time, ties by event id), so one schedule interleaves
 all sources per batch and a hazard can hit an event of either stream. A delivery's rows are spine
 positions; `split` turns them back into per-source row positions, keeping arrival order.
+
+The event key and event time are the suite's `event_id` and `ts_event` unless a log names other
+columns (`key_column`, `time_column`): a user's log (arrivalbench.check) keys its events by a
+column of any type and times them by any timestamp or date column, and the schedule builders
+work over it unchanged.
 """
 
 from __future__ import annotations
@@ -44,6 +49,10 @@ class Log:
     source: SourceSpec
     table: pa.Table = field(repr=False)
     others: tuple[tuple[SourceSpec, pa.Table], ...] = field(default=(), repr=False)
+    key_column: str = "event_id"
+    """The column that names an event (unique in the log)."""
+    time_column: str = "ts_event"
+    """The event-time column (a timestamp or a date)."""
 
     @property
     def sources(self) -> tuple[SourceSpec, ...]:
@@ -56,8 +65,10 @@ class Log:
     @cached_property
     def spine(self) -> Spine:
         tables = list(self.tables.values())
-        ids = np.concatenate([t.column("event_id").to_numpy() for t in tables])
-        ts = np.concatenate([t.column("ts_event").cast(pa.int64()).to_numpy() for t in tables])
+        ids = np.concatenate(
+            [t.column(self.key_column).to_numpy(zero_copy_only=False) for t in tables]
+        )
+        ts = np.concatenate([_micros(t.column(self.time_column)) for t in tables])
         source = np.concatenate(
             [np.full(t.num_rows, i, dtype=np.int64) for i, t in enumerate(tables)]
         )
@@ -87,9 +98,7 @@ class Log:
         for i, (spec, table) in enumerate(zip(self.sources, self.tables.values(), strict=True)):
             if spec.entity_key:
                 mine = spine.source == i
-                values = (
-                    table.column(spec.entity_key).to_numpy(zero_copy_only=False).astype(np.int64)
-                )
+                values = _codes(table.column(spec.entity_key))
                 keys[mine] = values[spine.row[mine]] + i * ENTITY_BLOCK
         return keys
 
@@ -114,12 +123,48 @@ class Log:
             parts[spec.name] = (self.spine.row[rows[where]], where)
         return parts
 
+    def subset_tables(self, rows: tuple[int, ...] | np.ndarray) -> dict[str, pa.Table]:
+        """Per source, the rows at these spine positions (in the order given, repeats kept): the
+        log a shrunk schedule delivers, for an oracle over part of the log."""
+        return {
+            name: self.tables[name].take(pa.array(part, pa.int64()))
+            for name, (part, _) in self.split(rows).items()
+        }
+
     def fingerprint(self) -> str:
         """sha256 over event ids and times: identifies the log a schedule file was built from."""
         digest = hashlib.sha256()
-        digest.update(self.event_ids().astype("<i8").tobytes())
+        ids = self.event_ids()
+        if ids.dtype.kind in "iu":
+            digest.update(ids.astype("<i8").tobytes())
+        else:  # a user's key of another type: its values, length-prefixed
+            for value in ids:
+                data = str(value).encode()
+                digest.update(len(data).to_bytes(8, "little") + data)
         digest.update(self.ts_micros().astype("<i8").tobytes())
         return digest.hexdigest()
+
+
+def _micros(column: pa.ChunkedArray) -> np.ndarray:
+    """Event times as int64 microseconds since the epoch (a date is its midnight)."""
+    if pa.types.is_date(column.type):
+        column = column.cast(pa.date32()).cast(pa.int32()).cast(pa.int64())
+        return column.to_numpy() * 86_400_000_000
+    if pa.types.is_timestamp(column.type) and column.type != pa.timestamp("us"):
+        column = column.cast(pa.timestamp("us", tz=column.type.tz))
+    return column.cast(pa.int64()).to_numpy()
+
+
+def _codes(column: pa.ChunkedArray) -> np.ndarray:
+    """Entity keys as int64: integers as they are, any other type by order of first appearance.
+    A NULL entity key (a user's log may hold one) is a distinct negative value: it pairs with nothing."""
+    if pa.types.is_integer(column.type) and not column.null_count:
+        return column.to_numpy(zero_copy_only=False).astype(np.int64)
+    indices = column.combine_chunks().dictionary_encode().indices
+    nulls = indices.is_null().to_numpy(zero_copy_only=False)
+    codes = indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    codes[nulls] = -1 - np.flatnonzero(nulls)
+    return codes
 
 
 def log_seed(task_id: str, kind: LogKind, base_seed: int) -> int:

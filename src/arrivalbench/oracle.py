@@ -39,13 +39,17 @@ def conform(table: pa.Table, target: TargetSpec, where: str) -> pa.Table:
 
 def compute_oracle(task: Task, log: Log, engine: Engine) -> pa.Table:
     """Expected target for one log of a task."""
+    return oracle_over(task, log.tables, engine, f"the {log.kind} log")
+
+
+def oracle_over(task: Task, tables: dict[str, pa.Table], engine: Engine, what: str) -> pa.Table:
+    """The oracle query over given source tables: part of a log (a shrunk schedule delivers only
+    some events) or a transformed one (explain's counterfactual semantics)."""
     where = str(task.folder / "oracle.sql")
     try:
-        result = engine.query(log.tables, task.oracle_sql)
+        result = engine.query(tables, task.oracle_sql)
     except Exception as exc:
-        raise OracleError(
-            f"{where}: the oracle query failed on the {log.kind} log: {exc}"
-        ) from None
+        raise OracleError(f"{where}: the oracle query failed on {what}: {exc}") from None
     return conform(result, task.spec.target, where)
 
 

@@ -23,6 +23,11 @@ from arrivalbench.engines import Engine, Limits, Session, Statement
 from arrivalbench.logs import Log
 from arrivalbench.schedules import SYNTHETIC_COLUMN, Delivery, Schedule
 
+Deliver = Callable[[Session, Delivery, int], None]
+"""Loads one attempt at a delivery into its fresh session: (session, delivery, attempt), the first
+attempt 0 and a redelivery after a crash the next. replay's default loads `<source>_batch` TEMP
+tables with arrival metadata (the suite's contract); `arrivalbench check` loads the user's source
+table its own way (a batch table or an append-only landing table, an arrival column stamped)."""
 Heartbeat = Callable[[int, int | None], None]
 """Called with (batch_id, statement index) before each statement, so a supervisor can see progress;
 the statement is None while the harness reads the target after the last batch."""
@@ -78,6 +83,9 @@ class ReplayResult:
     statement_seconds: float
     statements_run: int
     empty_script: bool = False
+    trace: tuple[pa.Table | None, ...] | None = None
+    """With `observe`, the target after each delivery (None where it did not exist yet); the
+    explain package reads it to find the first batch where the state left the truth."""
 
 
 def delivery_tables(log: Log, delivery: Delivery, first_seq: int) -> dict[str, pa.Table]:
@@ -192,12 +200,16 @@ def replay(
     limits: Limits,
     heartbeat: Heartbeat = lambda batch, stmt: None,
     cap: ResultCap | None = None,
+    observe: bool = False,
+    deliver: Deliver | None = None,
 ) -> ReplayResult:
     """Deliver every batch of the schedule, run the script once per delivery, read the target at the end.
 
     Every statement runs under the watchdog, with the lesser of its own timeout and what is left
     of the replay's wall budget; the target is evaluated into a session table under the same
     watchdog before a row of it is read, and one larger than `cap` is an ERROR, not a table.
+    With `observe`, the target is also read (under the same limits) after every delivery, into
+    `trace`; a read that fails or exceeds the cap ends the replay as it would at the end.
     """
     guard = watchdog()
     clock = _Clock(limits)
@@ -205,12 +217,21 @@ def replay(
     spent = 0.0
     ran = 0
 
-    def run(delivery: Delivery, tables: dict[str, pa.Table], upto: int) -> RunError | None:
+    def run(
+        delivery: Delivery, tables: dict[str, pa.Table], upto: int, attempt: int
+    ) -> RunError | None:
         nonlocal spent, ran
         session = database.session()
         try:
-            for name, table in tables.items():
-                session.load_batch(f"{name}_batch", table)
+            if deliver is None:
+                for name, table in tables.items():
+                    session.load_batch(f"{name}_batch", table)
+            else:
+                try:
+                    deliver(session, delivery, attempt)
+                except engine.errors as exc:  # e.g. the script dropped or reshaped the source
+                    message = f"loading the delivery: {exc}"
+                    return RunError(engine.classify(exc), delivery.batch_id, None, message)
             for statement in statements[:upto]:
                 heartbeat(delivery.batch_id, statement.index)
                 if clock.over_budget():
@@ -234,22 +255,32 @@ def replay(
         finally:
             session.close()  # a crash: whatever is uncommitted in this session is rolled back
 
+    trace: list[pa.Table | None] = []
     try:
         seq = 1
         for delivery in schedule.deliveries:
-            tables = delivery_tables(log, delivery, seq)
+            tables = delivery_tables(log, delivery, seq) if deliver is None else {}
             seq += len(delivery.rows)
-            for crash_at in delivery.crash.statements(len(statements)) if delivery.crash else ():
-                error = run(delivery, tables, crash_at)
+            stops = delivery.crash.statements(len(statements)) if delivery.crash else ()
+            for attempt, crash_at in enumerate(stops):
+                error = run(delivery, tables, crash_at, attempt)
                 if error:
                     return ReplayResult(None, error, spent, ran)
-            error = run(delivery, tables, len(statements))
+            error = run(delivery, tables, len(statements), len(stops))
             if error:
                 return ReplayResult(None, error, spent, ran)
+            if observe:
+                heartbeat(delivery.batch_id, None)
+                seen, error = _read_target(
+                    engine, database.session(), target, guard, clock, cap, delivery.batch_id
+                )
+                if error is not None and error.error_class != "missing_target":
+                    return ReplayResult(None, error, spent, ran)
+                trace.append(seen)
         last = schedule.deliveries[-1].batch_id if schedule.deliveries else None
         heartbeat(last or 0, None)
         result, error = _read_target(engine, database.session(), target, guard, clock, cap, last)
-        return ReplayResult(result, error, spent, ran)
+        return ReplayResult(result, error, spent, ran, trace=tuple(trace) if observe else None)
     finally:
         database.close()
 

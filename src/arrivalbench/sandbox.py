@@ -22,7 +22,7 @@ from multiprocessing.connection import Connection
 
 from arrivalbench.engines import Engine, Limits, Statement, get_engine
 from arrivalbench.logs import log_from_seed
-from arrivalbench.replay import ReplayResult, ResultCap, RunError, replay
+from arrivalbench.replay import Heartbeat, ReplayResult, ResultCap, RunError, replay
 from arrivalbench.schedules import Schedule
 from arrivalbench.spec import Task
 
@@ -92,6 +92,26 @@ class ReplayJob:
     limits: Limits
     engine: str = "duckdb"
     cap: ResultCap | None = None
+    observe: bool = False
+    """Read the target after every delivery too (ReplayResult.trace), for `explain`."""
+
+    def run(
+        self, engine: Engine, statements: list[Statement], heartbeat: Heartbeat
+    ) -> ReplayResult:
+        """The replay of this job in the worker (another job kind, such as arrivalbench.check's,
+        brings its own `run`; a job whose `script` is None needs no statements)."""
+        log = log_from_seed(self.task, self.schedule.log_kind, self.schedule.log_seed)
+        return replay(
+            engine,
+            statements,
+            self.schedule,
+            log,
+            self.task.spec.target.name,
+            self.limits,
+            heartbeat=heartbeat,
+            cap=self.cap,
+            observe=self.observe,
+        )
 
 
 def die_with_parent(parent: int | None = None) -> None:
@@ -141,7 +161,7 @@ def _serve(conn: Connection) -> None:
     prepared: tuple[str, str, Limits, list[Statement] | ReplayResult] | None = None
     while True:
         try:
-            job: ReplayJob | None = conn.recv()
+            job: ReplayJob | None = conn.recv()  # or another job kind with the same fields and run
         except EOFError:
             return
         if job is None:
@@ -149,27 +169,22 @@ def _serve(conn: Connection) -> None:
         try:
             _limit_memory(job.limits)
             engine = engines.setdefault(job.engine, get_engine(job.engine))
-            if prepared is None or prepared[:3] != (job.engine, job.script, job.limits):
-                prepared = (
-                    job.engine,
-                    job.script,
-                    job.limits,
-                    prepare(engine, job.script, job.limits),
-                )
-            statements = prepared[3]
+            if job.script is None:
+                statements: list[Statement] | ReplayResult = []
+            else:
+                if prepared is None or prepared[:3] != (job.engine, job.script, job.limits):
+                    prepared = (
+                        job.engine,
+                        job.script,
+                        job.limits,
+                        prepare(engine, job.script, job.limits),
+                    )
+                statements = prepared[3]
             if isinstance(statements, ReplayResult):
                 conn.send(("done", statements, False))
                 continue
-            log = log_from_seed(job.task, job.schedule.log_kind, job.schedule.log_seed)
-            result = replay(
-                engine,
-                statements,
-                job.schedule,
-                log,
-                job.task.spec.target.name,
-                job.limits,
-                heartbeat=lambda batch, stmt: conn.send(("beat", batch, stmt)),
-                cap=job.cap,
+            result = job.run(
+                engine, statements, lambda batch, stmt: conn.send(("beat", batch, stmt))
             )
             crashed = result.error is not None and result.error.error_class == "engine_crash"
             retire = crashed or _mapped_bytes() > RETIRE_MAPPED_BYTES

@@ -29,6 +29,20 @@ _HEX = re.compile(r"[0-9a-f]+")
 MAX_SEED = 2**63 - 1
 """Seeds are stored as signed 64-bit integers (verdict rows, Parquet) and mixed into sha256-derived seeds."""
 SEED_RANGE = "an integer from 0 to 2**63 - 1"
+GATE_SEED_COUNT = 3
+"""The gate admits every task at this many seeds (gate_seeds); a declaration must hold at each."""
+
+
+def gate_seeds(count: int = GATE_SEED_COUNT, base: int = DEFAULT_SEED) -> list[int]:
+    """The seeds the gate admits tasks at: the base seed and the next `count - 1` integers.
+
+    Consecutive integers keep them readable where a task scopes its declarations to some of them
+    (`seeds:` in task.yaml); each one's logs are as unrelated to the others' as any two seeds',
+    since every log descends from its seed by hashing.
+    """
+    if count < 1:
+        raise UsageError(f"--seeds must be at least 1, not {count}.")
+    return [base + i for i in range(count) if base + i <= MAX_SEED]
 
 
 def is_seed(value: object) -> bool:

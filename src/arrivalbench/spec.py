@@ -30,6 +30,7 @@ from pydantic import (
 )
 
 from arrivalbench.errors import SpecError, UnknownNameError, UsageError
+from arrivalbench.seeds import SEED_RANGE, gate_seeds, is_seed
 from arrivalbench.sqltypes import SUPPORTED, is_float, is_supported, normalise
 
 SUITE_DIR = Path(__file__).parent / "suite"
@@ -192,6 +193,9 @@ class TaskSpec(_Strict):
     controls: list[ControlSpec] = Field(default_factory=list)
     rules: list[RuleSpec] = Field(default_factory=list)
     """Stated rules of the description, each with a rule control (see RuleSpec)."""
+    seeds: list[int] | None = Field(default=None, min_length=1)
+    """Seed-scoped declarations: the gate seeds at which this task's hazard declarations hold
+    (None: every gate seed). Runs at any other seed refuse the task."""
 
     @model_validator(mode="before")
     @classmethod
@@ -240,6 +244,16 @@ class TaskSpec(_Strict):
                     f"(declared: {sorted(declared)})"
                 )
         return controls
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds_are_seeds(cls, seeds: list[int] | None) -> list[int] | None:
+        if seeds is not None:
+            if any(not is_seed(s) for s in seeds):
+                raise ValueError(f"seeds must each be {SEED_RANGE}; found {seeds}")
+            if len(set(seeds)) != len(seeds):
+                raise ValueError(f"seeds listed twice: {seeds}")
+        return seeds
 
     @field_validator("rules")
     @classmethod
@@ -293,6 +307,22 @@ class Task:
     def content_hash(self) -> str:
         """sha256 over every file of the task folder, so a result can be tied to exact task content."""
         return folder_hash(self.folder)
+
+    def check_seed(self, seed: int, private: bool = False) -> None:
+        """Refuse a run at a seed the task's seed-scoped declarations were not gated at.
+
+        A task without `seeds:` holds at every gate seed and runs at any seed; one with `seeds:`
+        was admitted only there (and never for a private seed's hidden logs).
+        """
+        scope = self.spec.seeds
+        if scope is None or (seed in scope and not private):
+            return
+        where = "a private seed (--seed-file)" if private else f"seed {seed}"
+        raise UsageError(
+            f"task '{self.id}' is gated only at seeds {scope} (`seeds:` in {self.folder}/task.yaml): "
+            f"its hazard declarations are not known to hold at {where}; run with --seed "
+            f"{scope[0]}, or leave the task out (--tasks)."
+        )
 
 
 def folder_hash(folder: Path) -> str:
@@ -546,12 +576,14 @@ def _task(folder: Path) -> Task:
 
 
 def suite_hash(suite_dirs: SuiteDirs = None) -> str:
-    """One hash over every task's content hash, in id order (files as they are on disk).
+    """One hash over the gate seeds and every task's content hash, in id order (files as they
+    are on disk).
 
     Only ids and contents count, not which folder holds a task: with no user folders it is the
     built-in suite's hash, and each user task changes it as a built-in task would.
     """
     digest = hashlib.sha256()
+    digest.update(f"gate_seeds:{gate_seeds()}\n".encode())
     for task_id, folder in task_folders(suite_dirs).items():
         digest.update(f"{task_id}:{folder_hash(folder)}\n".encode())
     return digest.hexdigest()

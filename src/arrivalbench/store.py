@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 from arrivalbench import __version__
 from arrivalbench.engines import Limits
 from arrivalbench.errors import ArrivalBenchError
-from arrivalbench.seeds import SEED_RANGE, PrivateSeed, is_seed
+from arrivalbench.seeds import SEED_RANGE, PrivateSeed, gate_seeds, is_seed
 
 if TYPE_CHECKING:
     from arrivalbench.spec import SuiteDirs, Task
@@ -56,10 +56,14 @@ CELLS_SCHEMA = pa.schema(
         ("tokens", pa.int64()),
         ("stop_reason", pa.string()),
         ("prompt_sha256", pa.string()),
+        ("served_model", pa.string()),
     ]
 )
 # Columns added after format 1 was first written; older files read with these as nulls.
-OPTIONAL_COLUMNS = {"prompt_sha256", "seed_commitment"}
+OPTIONAL_COLUMNS = {"prompt_sha256", "seed_commitment", "served_model"}
+ROLES = ("model", "intervention", "reference", "human")
+"""An arm's role in `arm_info`: a model's own behaviour (the unhinted prompt), a prompt
+intervention, a model-free reference (gold, controls, baselines, templates), or people."""
 VERDICTS_SCHEMA = pa.schema(
     [
         ("arm", pa.string()),
@@ -175,6 +179,10 @@ def manifest_problem(data: object) -> str | None:
     for arm, info in data.get("arm_info", {}).items():
         if not isinstance(info, dict):
             return f"field 'arm_info.{arm}' is {_json_kind(info)}, expected an object"
+        if "role" in info and info["role"] not in ROLES:
+            return f"field 'arm_info.{arm}.role' is {_json_kind(info['role'])}, expected one of {', '.join(ROLES)}"
+        if "run" in info and not (_is(info["run"], int) and info["run"] >= 1):
+            return f"field 'arm_info.{arm}.run' is {_json_kind(info['run'])}, expected a run index from 1"
     for name, (kinds, expected) in CONFIG_FIELDS.items():
         value = data["config"].get(name)
         if name in data["config"] and not _is(value, kinds):
@@ -193,6 +201,7 @@ class Cell:
     tokens: int | None = None
     stop_reason: str | None = None
     prompt_sha256: str | None = None
+    served_model: str | None = None  # the model id the provider reported serving, when it did
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -316,8 +325,9 @@ class RunDir:
     ) -> RunDir:
         """Write a new run: artifacts first, then cells, then the manifest (which marks it complete).
 
-        `arm_info` describes generated arms ({arm: {"model", "prompt_arm", "prompt_sha256"}});
-        the report pairs each prompt arm with the unhinted arm of the same model through it.
+        `arm_info` describes every arm: its `role` (ROLES) and `run` index, and for generated
+        arms {"model", "prompt_arm", "prompt_sha256", "turns"}; the report pairs each prompt arm
+        with the unhinted arm of the same model through it.
         `seed_commitment` makes a private run: its hidden logs descend from the committed secret.
         `suite_dirs` are the user's task folders the run was made with: a hint for an error
         message when a task is missing later, never where tasks are looked up.
@@ -346,6 +356,8 @@ class RunDir:
             "suite_dirs": list(suite_dirs or []),
             "task_hashes": dict(sorted(task_hashes.items())),
             "base_seed": base_seed,
+            "gated_seeds": gate_seeds(),
+            "seed_gated": seed_commitment is None and base_seed in gate_seeds(),
             "arms": sorted({c.arm for c in cells}),
             "arm_info": dict(sorted((arm_info or {}).items())),
             "config": config,
@@ -424,6 +436,7 @@ class RunDir:
                     "tokens": c.tokens,
                     "stop_reason": c.stop_reason,
                     "prompt_sha256": c.prompt_sha256,
+                    "served_model": c.served_model,
                 }
                 for c in rows
             ],
@@ -444,6 +457,7 @@ class RunDir:
                 tokens=r["tokens"],
                 stop_reason=r["stop_reason"],
                 prompt_sha256=r["prompt_sha256"],
+                served_model=r["served_model"],
             )
             for r in table.to_pylist()
         ]
@@ -708,12 +722,13 @@ def create_suite_run(
     from arrivalbench.spec import get_task, suite_hash, user_suite_dirs
 
     engine = get_engine()
+    tasks = [get_task(task) for task in sorted({c.task for c in cells})]
+    for task in tasks:  # refused before anything is written
+        task.check_seed(seed, private=seed_commitment is not None)
     return RunDir.create(
         path,
         suite_hash=suite_hash(),
-        task_hashes={
-            task: get_task(task).content_hash() for task in sorted({c.task for c in cells})
-        },
+        task_hashes={task.id: task.content_hash() for task in tasks},
         base_seed=seed,
         engine=engine.name,
         engine_version=engine.version,

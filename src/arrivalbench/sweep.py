@@ -232,7 +232,9 @@ def sweep(
     run.check_secret(private)
     dirs = user_suite_dirs(suite_dirs)
     for task_id, recorded in manifest.get("task_hashes", {}).items():
-        current = run.task(task_id, dirs).content_hash()
+        task = run.task(task_id, dirs)
+        task.check_seed(int(manifest["base_seed"]), private="seed_commitment" in manifest)
+        current = task.content_hash()
         if current != recorded:
             raise RunStoreError(
                 f"{run.path}: task '{task_id}' has changed since the run was made (content {recorded[:12]}…, "

@@ -17,18 +17,20 @@ import asyncio
 import json
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from arrivalbench.agent.loop import TURNS, CellResult, GraderPool, repair_loop
 from arrivalbench.agent.models import MAX_TOKENS, Model
-from arrivalbench.agent.prompts import ARMS, arm_sha256, build_prompt, check_arm
+from arrivalbench.agent.prompts import ARMS, arm_role, arm_sha256, build_prompt, check_arm
 from arrivalbench.engines import Limits
-from arrivalbench.errors import UsageError
+from arrivalbench.errors import UnknownNameError, UsageError
 from arrivalbench.seeds import DEFAULT_SEED
 from arrivalbench.spec import Task, get_task, load_suite, suite_hash, task_folders
 from arrivalbench.store import (
+    ROLES,
     Cell,
     RunDir,
     RunStoreError,
@@ -86,6 +88,7 @@ def cell_of(result: CellResult) -> Cell:
         tokens=result.tokens,
         stop_reason=result.stop_reason,
         prompt_sha256=result.prompt_sha256,
+        served_model=result.served_model,
     )
 
 
@@ -99,14 +102,24 @@ def write_run(
     turns: int,
     config: dict[str, Any] | None = None,
     seed_commitment: str | None = None,
+    run: int = 1,
+    role: str | None = None,
+    runs: dict[str, int] | None = None,
 ) -> RunDir:
-    """Finish a generated run: cells.parquet and the manifest, from finished cells."""
+    """Finish a generated run: cells.parquet and the manifest, from finished cells.
+
+    Each arm's `arm_info` names its `role` (a prompt arm's own, or `role` for imported arms) and
+    the replicate `run` it belongs to (`runs[arm]`, else `run`), which the analysis reads to
+    choose the arms of its tests.
+    """
     arm_info = {
         r.arm: {
             "model": model,
             "prompt_arm": r.arm if r.arm in ARMS else None,
             "prompt_sha256": arm_sha256(r.arm) if r.arm in ARMS else None,
             "turns": turns,
+            "role": role or (arm_role(r.arm) if r.arm in ARMS else "model"),
+            "run": (runs or {}).get(r.arm, run),
         }
         for r in results
     }
@@ -131,6 +144,7 @@ def _plan(
     seed: int,
     max_tokens: int,
     seed_commitment: str | None,
+    run: int = 1,
 ) -> dict[str, Any]:
     plan = {
         "model": model.name,
@@ -145,6 +159,8 @@ def _plan(
     }
     if seed_commitment is not None:  # absent, not null, for a public run: older plans still match
         plan["seed_commitment"] = seed_commitment
+    if run != 1:  # likewise: a first run's plan is the one older versions wrote
+        plan["run"] = run
     return plan
 
 
@@ -162,18 +178,21 @@ def generate(
     max_tokens: int = MAX_TOKENS,
     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
     seed_commitment: str | None = None,
+    run: int = 1,
 ) -> RunDir:
     """Generate every missing cell, then write the run. Resumes a generation interrupted in `out`.
 
     The agent's snapshot checks use the public `seed` only; `seed_commitment` makes the run
-    private (its hidden logs are graded later, from the secret, by grade-run).
+    private (its hidden logs are graded later, from the secret, by grade-run). `run` is the
+    replicate index recorded in arm_info (2 for an independent re-run of the same arms).
     """
     out = Path(out)
     check_run_path(out)
     arms = [check_arm(a) for a in dict.fromkeys(arms)]
-    if k < 1 or turns < 1 or concurrency < 1:
+    if k < 1 or turns < 1 or concurrency < 1 or run < 1 or max_tokens < 1:
         raise UsageError(
-            f"-k {k}, --turns {turns}, --concurrency {concurrency}: each must be at least 1."
+            f"-k {k}, --turns {turns}, --concurrency {concurrency}, --run {run}, "
+            f"--max-tokens {max_tokens}: each must be at least 1."
         )
     if not task_ids and hasattr(model, "default_tasks"):
         task_ids = model.default_tasks()
@@ -182,11 +201,15 @@ def generate(
     )
     if hasattr(model, "check_tasks"):
         model.check_tasks([t.id for t in tasks])
+    for task in tasks:  # before any model call
+        task.check_seed(seed, private=seed_commitment is not None)
     prompts = {
         (arm, t.id): build_prompt(t, arm) for arm in arms for t in tasks
     }  # a leak stops us here
     limits = limits or Limits()
-    plan = _plan(model, arms, k, [t.id for t in tasks], turns, seed, max_tokens, seed_commitment)
+    plan = _plan(
+        model, arms, k, [t.id for t in tasks], turns, seed, max_tokens, seed_commitment, run
+    )
     if (out / "manifest.json").exists():
         raise RunStoreError(
             f"{out}: this run is complete; grade it with 'arrivalbench grade-run {out}' or choose a new --out."
@@ -257,6 +280,7 @@ def generate(
         turns=turns,
         config={"generation": plan},
         seed_commitment=seed_commitment,
+        run=run,
     )
 
 
@@ -268,8 +292,16 @@ def import_scripts(
     seed: int = DEFAULT_SEED,
     limits: Limits | None = None,
     seed_commitment: str | None = None,
+    role: str = "human",
+    run: int = 1,
 ) -> RunDir:
-    """A folder of scripts as an arm: `<task>.sql` is sample 0, `<task>.<n>.sql` (or `<task>/<n>.sql`) sample n."""
+    """A folder of scripts as an arm: `<task>.sql` is sample 0, `<task>.<n>.sql` (or `<task>/<n>.sql`) sample n.
+
+    The arm's role is `human` unless `role` says otherwise (e.g. `reference` for hand-written
+    baselines, `model` for scripts a model wrote elsewhere).
+    """
+    if role not in ROLES:
+        raise UnknownNameError("role", role, ROLES)
     folder = Path(folder)
     check_run_path(Path(out))
     if not ARM_NAME.fullmatch(arm):
@@ -332,7 +364,130 @@ def import_scripts(
         turns=0,
         config={"imported_from": str(folder.resolve())},
         seed_commitment=seed_commitment,
+        role=role,
+        run=run,
     )
     for r in results:
         save_transcript(out, r)
     return run
+
+
+SUPERSEDED = "transcripts-superseded"
+"""Where a re-run cell's earlier transcript is kept: <arm>/<task>/<sample>.<n>.json."""
+
+
+def rerun_no_artifact(
+    model: Model,
+    *,
+    out: Path,
+    reason: str,
+    max_tokens: int,
+    concurrency: int = 4,
+    task_ids: list[str] | None = None,
+    log: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
+) -> tuple[RunDir, int]:
+    """Ask the model again for the cells of a finished generated run that have no script for `reason`.
+
+    Typically `truncated` with a higher `max_tokens`: the paper's cap cut some cells off. Each
+    chosen cell runs the whole repair loop again with the run's prompts, turns and seed; its
+    earlier transcript moves to transcripts-superseded/ (nothing is deleted), the new one takes
+    its place, and cells.parquet and the manifest (`config.reruns`) are rewritten. A cell that
+    now has a script has no verdicts yet: `grade-run` grades it. `task_ids` limits it to those
+    tasks. Returns the run and the number of cells asked again.
+    """
+    out = Path(out)
+    run = RunDir.open(out)
+    manifest = run.manifest
+    plan = manifest["config"].get("generation")
+    if not isinstance(plan, dict) or "model" not in plan:
+        raise UsageError(
+            f"{out}: not a run written by 'arrivalbench generate'; --rerun-no-artifact asks the "
+            "model of a generated run again."
+        )
+    if model.name != plan["model"]:
+        raise UsageError(
+            f"--model {model.name!r}: {out} was generated with {plan['model']!r}; re-run its cells "
+            "with the same model (a second model is a new run)."
+        )
+    if max_tokens < 1 or concurrency < 1:
+        raise UsageError(
+            f"--max-tokens {max_tokens}, --concurrency {concurrency}: each must be at least 1."
+        )
+    cells = run.cells()
+    chosen = [
+        c
+        for c in cells
+        if c.artifact_sha256 is None
+        and c.no_artifact_reason == reason
+        and (not task_ids or c.task in task_ids)
+    ]
+    if not chosen:
+        present = Counter(c.no_artifact_reason for c in cells if c.artifact_sha256 is None)
+        shown = ", ".join(f"{r} ({n})" for r, n in sorted(present.items(), key=str)) or "none"
+        raise UsageError(
+            f"--rerun-no-artifact {reason}: no cell of {out} lacks a script for that reason; "
+            f"reasons present: {shown}."
+        )
+    for arm in sorted({c.arm for c in chosen}):
+        if arm not in ARMS or plan.get("prompt_sha256", {}).get(arm) != arm_sha256(arm):
+            raise UsageError(
+                f"{out}: arm {arm!r} was generated with other prompt texts than the installed "
+                "ones; re-run it with the ArrivalBench version that generated it."
+            )
+    tasks = {t: get_task(t) for t in sorted({c.task for c in chosen})}
+    seed, turns = manifest["base_seed"], plan["turns"]
+    graders = GraderPool(seed, Limits())
+    results: dict[tuple[str, str, int], CellResult] = {}
+
+    async def one(cell: Cell, gate: asyncio.Semaphore) -> None:
+        async with gate:
+            task = tasks[cell.task]
+
+            async def check(task: Task, script: str) -> dict[str, Any]:
+                return await asyncio.to_thread(graders.snapshot, task, script)
+
+            result = await repair_loop(
+                task,
+                build_prompt(task, cell.arm),
+                cell.sample,
+                model,
+                check,
+                turns=turns,
+                max_tokens=max_tokens,
+            )
+            results[cell.key] = result
+            why = result.no_artifact_reason or (result.turns[-1].snapshot if result.turns else "")
+            log(f"{cell.arm} {cell.task} #{cell.sample}: {reason} -> {why}")
+
+    async def main() -> None:
+        gate = asyncio.Semaphore(concurrency)
+        await asyncio.gather(*(one(cell, gate) for cell in chosen))
+
+    with run.lock():
+        try:
+            asyncio.run(main())
+        finally:
+            graders.close()
+        for key, result in sorted(results.items()):
+            old = transcript_path(out, *key)
+            if old.exists():
+                keep = Path(out) / SUPERSEDED / key[0] / key[1]
+                keep.mkdir(parents=True, exist_ok=True)
+                n = 1 + len(list(keep.glob(f"{key[2]}.*.json")))
+                _atomic_write(keep / f"{key[2]}.{n}.json", old.read_bytes())
+            save_transcript(out, result)
+        run.write_cells(
+            [cell_of(results[c.key]) if c.key in results else c for c in cells],
+        )
+        manifest["config"].setdefault("reruns", []).append(
+            {
+                "no_artifact_reason": reason,
+                "max_tokens": max_tokens,
+                "cells": [list(key) for key in sorted(results)],
+            }
+        )
+        _atomic_write(
+            out / "manifest.json",
+            (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode(),
+        )
+    return run, len(results)

@@ -9,7 +9,13 @@ that ended without a transcript (an error under --fail-on-error, a limit), is re
 line naming the log file, rather than imported with cells missing. Finish the eval
 (`inspect eval-retry LOG`) and import the finished log; a LOG_DIR may also be one log file.
 Several logs (one per arm, say) import into one run when they share the model, seed, turns and
-suite, and no cell appears twice.
+suite, and no cell appears twice. Each arm's role and replicate run (`-T run=N`) go to arm_info.
+
+The scorer's verdicts are kept: a sample's grade record (score metadata) becomes the cell's
+verdict rows, exactly as `grade-run` would write them, when it was made by this harness and
+engine version, for this script, at the run's seed; `grade-run` grades only what is missing
+(a private run, whose hidden logs the scorer never saw, keeps none). `import-inspect --verify`
+re-grades every cell and compares with what was kept.
 """
 
 from __future__ import annotations
@@ -19,14 +25,15 @@ from typing import Any
 
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 
-from arrivalbench.agent.generate import save_transcript, write_run
+from arrivalbench import __version__
+from arrivalbench.agent.generate import cell_of, save_transcript, write_run
 from arrivalbench.agent.inspect_task import METADATA, TRANSCRIPT
 from arrivalbench.agent.loop import CellResult
 from arrivalbench.agent.prompts import ARMS, arm_sha256
-from arrivalbench.engines import Limits
+from arrivalbench.engines import Limits, get_engine
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.spec import suite_hash
-from arrivalbench.store import RunDir
+from arrivalbench.store import RunDir, verdict_row
 
 LOG_SUFFIXES = (".eval", ".json")
 
@@ -101,7 +108,22 @@ def _first_line(text: str) -> str:
     return (text.strip().splitlines() or ["no message"])[0]
 
 
-def _cells(path: Path, log: EvalLog) -> list[CellResult]:
+def _arm_run(path: Path, log: EvalLog) -> tuple[str, int]:
+    info = (log.eval.metadata or {}).get(METADATA) or {}
+    run = info.get("run", 1)
+    if not isinstance(run, int) or isinstance(run, bool) or run < 1:
+        raise InspectLogError(f"{path}: run {run!r} in its metadata; expected a run index from 1.")
+    return str(info.get("arm")), run
+
+
+def _record(sample: Any) -> dict[str, Any] | None:
+    """The scorer's grade record of a sample, if it scored one."""
+    score = (sample.scores or {}).get("replay")
+    record = (score.metadata or {}).get("record") if score is not None else None
+    return record if isinstance(record, dict) else None
+
+
+def _cells(path: Path, log: EvalLog) -> list[tuple[CellResult, dict[str, Any] | None]]:
     results = []
     for sample in log.samples or []:
         where = f"{path}: sample {sample.id}"
@@ -140,7 +162,7 @@ def _cells(path: Path, log: EvalLog) -> list[CellResult]:
                 f"{where}: the transcript is of cell {result.task}/{result.arm}/{result.sample}, "
                 f"the sample of {expected[0]}/{expected[1]}/{expected[2]}; the log was altered."
             )
-        results.append(result)
+        results.append((result, _record(sample)))
     return results
 
 
@@ -151,6 +173,8 @@ def import_inspect(log_dir: Path, out: Path, seed_commitment: str | None = None)
     """
     files = log_files(log_dir)
     results: list[CellResult] = []
+    records: dict[tuple[str, str, int], dict[str, Any]] = {}
+    runs: dict[str, int] = {}
     settings: dict[str, Any] | None = None
     first: Path | None = None
     seen: dict[tuple[str, str, int], Path] = {}
@@ -166,8 +190,16 @@ def import_inspect(log_dir: Path, out: Path, seed_commitment: str | None = None)
             raise InspectLogError(
                 f"{path}: its {differ} differ from {first}; import each into its own run."
             )
-        for result in _cells(path, log):
+        arm, run_index = _arm_run(path, log)
+        if runs.setdefault(arm, run_index) != run_index:
+            raise InspectLogError(
+                f"{path}: arm {arm} of run {run_index}, but {first} holds run {runs[arm]} of it; "
+                "import each run into its own run directory."
+            )
+        for result, record in _cells(path, log):
             key = (result.arm, result.task, result.sample)
+            if record is not None:
+                records[key] = record
             if key in seen:
                 raise InspectLogError(
                     f"{path}: cell {result.arm}/{result.task}/{result.sample} is also in "
@@ -197,7 +229,54 @@ def import_inspect(log_dir: Path, out: Path, seed_commitment: str | None = None)
         turns=settings["turns"],
         config=config,
         seed_commitment=seed_commitment,
+        runs=runs,
     )
     for result in results:
         save_transcript(out, result)
+    if seed_commitment is None:
+        keep_verdicts(run, results, records, settings["seed"])
     return run
+
+
+def keep_verdicts(
+    run: RunDir,
+    results: list[CellResult],
+    records: dict[tuple[str, str, int], dict[str, Any]],
+    seed: int,
+) -> int:
+    """Store the scorer's verdicts as the run's verdict rows; returns how many rows were kept.
+
+    A record is kept only when grade-run would have made the same one: this harness and engine
+    version, the cell's own script, the run's public seed. Timings of kept rows are unknown.
+    """
+    engine_version = get_engine().version
+    rows: list[dict[str, Any]] = []
+    for result in results:
+        cell = cell_of(result)
+        record = records.get(cell.key)
+        if (
+            record is None
+            or cell.artifact_sha256 is None
+            or record.get("artifact_sha256") != cell.artifact_sha256
+            or record.get("harness_version") != __version__
+            or record.get("engine_version") != engine_version
+            or record.get("seed") != seed
+            or "seed_commitment" in record
+        ):
+            continue
+        rows += [
+            verdict_row(cell, schedule, seed, entry)
+            for schedule, entry in record.get("verdicts", {}).items()
+        ]
+    if rows:
+        timings = [
+            {
+                **{k: r[k] for k in ("arm", "task", "sample", "schedule")},
+                "wall_seconds": None,
+                "statement_seconds": None,
+            }
+            for r in rows
+        ]
+        run.append(rows, timings)
+        run.compact()
+    return len(rows)

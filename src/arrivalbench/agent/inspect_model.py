@@ -2,9 +2,10 @@
 
 Inspect does the provider work (clients, retries with backoff, rate limits, usage accounting);
 this adapter only translates. A Request becomes Inspect chat messages and a GenerateConfig
-carrying the sample's temperature and the output cap; the ModelOutput becomes a Reply. An error
-that survives Inspect's retries becomes Reply(stop="error"), never an exception, so one failed
-cell never stops a sweep. Inspect's own control flow (sample limits, an opted-in
+carrying the sample's temperature and the output cap; the ModelOutput becomes a Reply. For
+`generate`, an error that survives Inspect's retries becomes Reply(stop="error"), never an
+exception, so one failed cell never stops a sweep; inside an Inspect eval it raises, so the
+sample fails and `inspect eval-retry` can run it again. Inspect's own control flow (sample limits, an opted-in
 fail_on_refusal, cancellation) still propagates: those end the sample, not the cell.
 
 This module imports Inspect at load time; it is imported only when an Inspect model is asked for.
@@ -86,8 +87,17 @@ def reply_of(output: ModelOutput) -> Reply:
     if error and stop != "refusal":
         stop = "error"
     return Reply(
-        text=text, stop=stop, input_tokens=input_tokens, output_tokens=output_tokens, error=error
+        text=text,
+        stop=stop,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        error=error,
+        served_model=output.model or None,
     )
+
+
+class ModelCallError(RuntimeError):
+    """A model call that failed after the provider's retries, raised to fail an Inspect sample."""
 
 
 class InspectModel:
@@ -98,10 +108,19 @@ class InspectModel:
     The sample's temperature is sent when the provider accepts it: a request that the provider
     rejects over the temperature is sent once more without it, the model remembers this for later
     requests, and every reply produced without it says so in its notes.
+
+    A call that still fails after Inspect's retries is a Reply(stop="error") for `generate`
+    (the cell records `model_error`, and the sweep goes on); with `raise_errors` (the Inspect
+    solver) it raises instead, so the sample fails and `inspect eval-retry` reruns it.
     """
 
     def __init__(
-        self, model: str | InspectAIModel, *, max_retries: int = 5, timeout: int = 600
+        self,
+        model: str | InspectAIModel,
+        *,
+        max_retries: int = 5,
+        timeout: int = 600,
+        raise_errors: bool = False,
     ) -> None:
         if isinstance(model, str):
             try:
@@ -115,6 +134,7 @@ class InspectModel:
         self.model = model
         self.name = str(model)
         self.omit_temperature = False
+        self.raise_errors = raise_errors
 
     async def _generate(self, request: Request, temperature: float | None) -> ModelOutput:
         config = GenerateConfig(max_tokens=request.max_tokens, temperature=temperature)
@@ -138,9 +158,13 @@ class InspectModel:
         except PASS_THROUGH:
             raise
         except Exception as exc:
+            if self.raise_errors:
+                raise
             reply = Reply(
                 text="", stop="error", error=f"{type(exc).__name__}: {_provider_message(exc)}"
             )
         else:
             reply = reply_of(output)
+            if self.raise_errors and reply.stop == "error":
+                raise ModelCallError(f"{self.name}: {reply.error}")
         return replace(reply, notes=(TEMPERATURE_DROPPED,)) if self.omit_temperature else reply

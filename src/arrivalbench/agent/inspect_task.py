@@ -1,19 +1,25 @@
 """ArrivalBench as an Inspect AI task: `inspect eval arrivalbench/arrivalbench --model PROVIDER/MODEL`.
 
 One Inspect sample is one cell: a suite task, an arm and a sample index. The sample index, not
-Inspect's epoch, sets the temperature (0 for sample 0, 1 for the others), so run k samples with
-`-T k=5` and leave `--epochs` at 1 (`arrivalbench import-inspect` refuses repeated epochs).
+Inspect's epoch, sets the temperature (0 for sample 0, 1 for the others), so k samples come from
+`-T k=N` (default 5, as in the paper) with `--epochs` left at 1 (`arrivalbench import-inspect`
+refuses repeated epochs).
 
 - The solver runs the repair loop with the eval's model; the snapshot check of each turn runs
   on a worker thread. The sample's store keeps the final script, the cell's transcript and the
-  no-artifact reason; the sample's output is the final script.
+  no-artifact reason; the sample's output is the final script. A model call that fails after
+  the provider's retries fails the sample (it is not a cell without a script), so
+  `inspect eval-retry LOG` runs exactly those samples again.
 - The scorer replays the final script over the task's default schedules and scores a dict
-  {schedule: "PASS" | "FAIL" | "ERROR" | "NO_ARTIFACT"}, with the whole grade record in the
-  score's metadata. Its metrics read the verdict strings themselves (share passing per schedule,
-  share passing every schedule), so nothing is reduced to a number that means nothing.
+  {schedule: "PASS" | "FAIL" | "ERROR" | "NO_ARTIFACT"}, with the whole grade record and the
+  cell in the score's metadata.
+- Its metrics are `summary`'s, computed by the same functions (analysis.stats.outcomes and .rate,
+  means over tasks): `gap` first (the primary metric: silent failure among snapshot-passing
+  cells), `gap_stderr` (its standard error over tasks), `snapshot_pass`, `error` and `all_in`
+  (all-in *failure*), then the share of samples passing each schedule.
 
-`arrivalbench import-inspect LOG_DIR --out RUN` turns the logs into a run directory that
-`arrivalbench grade-run` grades, like one written by `arrivalbench generate`.
+`arrivalbench import-inspect LOG_DIR --out RUN` turns the logs into a run directory, keeping the
+scorer's verdicts; `arrivalbench grade-run` grades what is missing, like a generated run.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 import anyio
+import numpy as np
+import pyarrow as pa
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import (
@@ -42,13 +50,15 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from arrivalbench.agent.inspect_model import InspectModel
 from arrivalbench.agent.loop import TURNS, CellResult, GraderPool, repair_loop
 from arrivalbench.agent.models import MAX_TOKENS, temperature
-from arrivalbench.agent.prompts import arm_sha256, build_prompt, check_arm
+from arrivalbench.agent.prompts import arm_role, arm_sha256, build_prompt, check_arm
+from arrivalbench.analysis.stats import outcomes, rate, task_rates
 from arrivalbench.engines import Limits
 from arrivalbench.errors import UsageError
 from arrivalbench.schedules import SCHEDULE_NAMES, default_schedules
 from arrivalbench.seeds import DEFAULT_SEED
 from arrivalbench.spec import Task as SuiteTask
 from arrivalbench.spec import get_task, load_suite, suite_hash
+from arrivalbench.store import Cell, sha256_text
 
 SCRIPT = "arrivalbench:script"
 TRANSCRIPT = "arrivalbench:transcript"
@@ -56,6 +66,12 @@ NO_ARTIFACT_REASON = "arrivalbench:no_artifact_reason"
 NO_ARTIFACT = "NO_ARTIFACT"
 METADATA = "arrivalbench"
 """The key of the eval metadata the import reads: arm, k, tasks, turns, seed, hashes."""
+CELL = "cell"
+"""The key, in a score's metadata, of the cell the metrics rebuild: task, arm, sample, outcome."""
+TASK_VERSION = 2
+"""Bumped when what a sample is told, how it is scored or what the metrics mean changes
+(2: the paper's prompt texts, the arms' roles, summary's metrics, model errors fail a sample)."""
+PRIMARY_METRIC = "gap"
 
 
 class EvalGraders:
@@ -160,9 +176,12 @@ _LOOP_MODELS: WeakKeyDictionary[InspectAIModel, InspectModel] = WeakKeyDictionar
 
 
 def loop_model(model: InspectAIModel) -> InspectModel:
-    """One wrapper per Inspect model, so a temperature its provider rejected is not sent again by any cell."""
+    """One wrapper per Inspect model, so a temperature its provider rejected is not sent again by any cell.
+
+    The wrapper raises a model error instead of recording it, so the sample fails and
+    `inspect eval-retry` reruns it."""
     if model not in _LOOP_MODELS:
-        _LOOP_MODELS[model] = InspectModel(model)
+        _LOOP_MODELS[model] = InspectModel(model, raise_errors=True)
     return _LOOP_MODELS[model]
 
 
@@ -219,20 +238,105 @@ def schedule_pass() -> Metric:
     return compute
 
 
-@metric(scores="unreduced")
-def all_in() -> Metric:
-    """The share of samples whose script passed every schedule graded."""
+_VERDICT_ROWS = pa.schema(
+    [
+        ("arm", pa.string()),
+        ("task", pa.string()),
+        ("sample", pa.int64()),
+        ("schedule", pa.string()),
+        ("verdict", pa.string()),
+        ("error_class", pa.string()),
+    ]
+)
 
+
+def cell_outcomes(scores: list[SampleScore]) -> list[Any]:
+    """The samples' cells as CellOutcome, joined by analysis.stats.outcomes exactly as for a run."""
+    cells: list[Cell] = []
+    rows: list[dict[str, Any]] = []
+    tasks: dict[str, SuiteTask] = {}
+    for sample_score in scores:
+        cell = (sample_score.score.metadata or {}).get(CELL)
+        if not isinstance(cell, dict):
+            continue
+        tasks.setdefault(cell["task"], get_task(cell["task"]))
+        cells.append(
+            Cell(
+                arm=cell["arm"],
+                task=cell["task"],
+                sample=cell["sample"],
+                artifact_sha256=cell["artifact_sha256"],
+                no_artifact_reason=cell["no_artifact_reason"],
+                snapshot_by_turn=tuple(cell["snapshot_by_turn"]),
+            )
+        )
+        value = sample_score.score.value
+        if cell["artifact_sha256"] is not None and isinstance(value, dict):
+            rows += [
+                {
+                    "arm": cell["arm"],
+                    "task": cell["task"],
+                    "sample": cell["sample"],
+                    "schedule": schedule,
+                    "verdict": verdict,
+                    "error_class": cell["error_classes"].get(schedule),
+                }
+                for schedule, verdict in value.items()
+            ]
+    return outcomes(cells, pa.Table.from_pylist(rows, schema=_VERDICT_ROWS), tasks)
+
+
+def _rate(name: str) -> Metric:
+    """summary's rate of one metric over the eval's one arm (NaN when no task is usable)."""
+
+    # Inspect passes SampleScores (not bare Scores) to a function annotated with them.
     def compute(scores: list[SampleScore]) -> float:
-        values = [s.score.value for s in scores if isinstance(s.score.value, dict)]
-        if not values:
-            return float("nan")
-        return sum(all(v == "PASS" for v in value.values()) for value in values) / len(values)
+        values = [v for v in rate(cell_outcomes(scores), name).values() if v is not None]
+        return values[0] if len(values) == 1 else float("nan")
 
     return compute
 
 
-@scorer(metrics=[schedule_pass(), all_in()])
+@metric(name="gap", scores="unreduced")
+def gap() -> Metric:
+    """The primary metric: among snapshot-passing cells with no ERROR on a declared hazard, the
+    share with a FAIL on one (mean over tasks), as `arrivalbench summary` reports it."""
+    return _rate("gap")
+
+
+@metric(name="gap_stderr", scores="unreduced")
+def gap_stderr() -> Metric:
+    """The gap's standard error over tasks (the unit the bootstrap resamples); NaN under two tasks."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        per_task = [list(t.values()) for t in task_rates(cell_outcomes(scores), "gap").values()]
+        values = per_task[0] if len(per_task) == 1 else []
+        if len(values) < 2:
+            return float("nan")
+        return float(np.std(values, ddof=1) / np.sqrt(len(values)))
+
+    return compute
+
+
+@metric(name="snapshot_pass", scores="unreduced")
+def snapshot_pass() -> Metric:
+    """The share of cells whose final script passes the snapshot: what a one-run grader reports."""
+    return _rate("snapshot_pass")
+
+
+@metric(name="error", scores="unreduced")
+def error() -> Metric:
+    """The share of cells with no script, or an ERROR on the snapshot or a declared hazard."""
+    return _rate("error")
+
+
+@metric(name="all_in", scores="unreduced")
+def all_in() -> Metric:
+    """All-in failure: no script, snapshot not passed, or a FAIL or ERROR on a declared hazard."""
+    return _rate("all_in")
+
+
+@scorer(metrics=[gap(), gap_stderr(), snapshot_pass(), error(), all_in(), schedule_pass()])
 def replay(seed: int = DEFAULT_SEED) -> Scorer:
     """Replay the final script over the task's default schedules: a verdict string per schedule."""
 
@@ -240,20 +344,43 @@ def replay(seed: int = DEFAULT_SEED) -> Scorer:
         suite_task = get_task(state.metadata["task"])
         schedules = default_schedules(suite_task)
         script = state.store.get(SCRIPT)
+        transcript = state.store.get(TRANSCRIPT) or {}
+        cell = {
+            "task": suite_task.id,
+            "arm": state.metadata["arm"],
+            "sample": state.metadata["sample"],
+            "artifact_sha256": None if script is None else sha256_text(script),
+            "no_artifact_reason": None,
+            "snapshot_by_turn": list(transcript.get("snapshot_by_turn", [])),
+            "error_classes": {},
+        }
         if script is None:
             finished = state.store.get(TRANSCRIPT) is not None
             reason = state.store.get(NO_ARTIFACT_REASON) if finished else "unfinished"
             return Score(
                 value=dict.fromkeys(schedules, NO_ARTIFACT),
                 explanation=f"no script ({reason})",
-                metadata={"no_artifact_reason": reason},
+                metadata={
+                    "no_artifact_reason": reason,
+                    CELL: {**cell, "no_artifact_reason": reason},
+                },
             )
         pool = grader_pool(seed)
         async with pool.lease():
             record = await pool.grade(suite_task, script, schedules)
         verdicts = {name: entry["verdict"] for name, entry in record["verdicts"].items()}
+        cell["error_classes"] = {
+            name: entry.get("error_class") or "unknown"
+            for name, entry in record["verdicts"].items()
+            if entry["verdict"] == "ERROR"
+        }
         shown = ", ".join(f"{name} {verdict}" for name, verdict in verdicts.items())
-        return Score(value=verdicts, answer=script, explanation=shown, metadata={"record": record})
+        return Score(
+            value=verdicts,
+            answer=script,
+            explanation=shown,
+            metadata={"record": record, CELL: cell},
+        )
 
     return score
 
@@ -261,16 +388,25 @@ def replay(seed: int = DEFAULT_SEED) -> Scorer:
 @task
 def arrivalbench(
     arm: str = "unhinted",
-    k: int = 1,
+    k: int = 5,
     tasks: str | list[str] | None = None,
     turns: int = TURNS,
     seed: int = DEFAULT_SEED,
+    max_tokens: int = MAX_TOKENS,
+    run: int = 1,
 ) -> Task:
-    """ArrivalBench cells of one arm: every task (or `tasks`, a comma list) with samples 0..k-1."""
+    """ArrivalBench cells of one arm: every task (or `tasks`, a comma list) with samples 0..k-1.
+
+    `run` is the replicate index the import records for the arm (2 for an independent re-run).
+    """
     check_arm(arm)
     k, turns, seed = int(k), int(turns), int(seed)
-    if k < 1 or turns < 1:
-        raise UsageError(f"-T k={k} -T turns={turns}: each must be at least 1.")
+    max_tokens, run = int(max_tokens), int(run)
+    if k < 1 or turns < 1 or max_tokens < 1 or run < 1:
+        raise UsageError(
+            f"-T k={k} -T turns={turns} -T max_tokens={max_tokens} -T run={run}: "
+            "each must be at least 1."
+        )
     ids = task_ids(tasks)
     info = {
         "arm": arm,
@@ -278,13 +414,16 @@ def arrivalbench(
         "tasks": ids,
         "turns": turns,
         "seed": seed,
-        "max_tokens": MAX_TOKENS,
+        "max_tokens": max_tokens,
         "suite_hash": suite_hash(),
         "prompt_sha256": arm_sha256(arm),
+        "role": arm_role(arm),
+        "run": run,
     }
     return Task(
         dataset=MemoryDataset(samples(arm, k, ids), name=f"arrivalbench-{arm}"),
-        solver=repair(turns=turns, seed=seed),
+        solver=repair(turns=turns, seed=seed, max_tokens=max_tokens),
         scorer=replay(seed=seed),
         metadata={METADATA: info},
+        version=TASK_VERSION,
     )

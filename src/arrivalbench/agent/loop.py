@@ -52,6 +52,9 @@ class Turn:
     notes: list[str] = field(
         default_factory=list
     )  # what the model adapter changed, e.g. a dropped temperature
+    served_model: str | None = (
+        None  # the model id the provider reported (absent in old transcripts)
+    )
 
 
 @dataclass
@@ -68,6 +71,13 @@ class CellResult:
     script: str | None = None
     no_artifact_reason: str | None = None
     leak: str | None = None
+    max_tokens: int | None = None  # the output cap per turn the cell ran with
+
+    @property
+    def served_model(self) -> str | None:
+        """The model ids the provider reported serving this cell's turns (sorted, comma-joined)."""
+        served = sorted({t.served_model for t in self.turns if t.served_model})
+        return ", ".join(served) or None
 
     @property
     def artifact_sha256(self) -> str | None:
@@ -95,6 +105,7 @@ class CellResult:
             snapshot_by_turn=list(self.snapshot_by_turn),
             tokens=self.tokens,
             stop_reason=self.stop_reason,
+            served_model=self.served_model,
         )
         return data
 
@@ -116,7 +127,9 @@ class CellResult:
                 "leak",
             )
         }
-        return cls(**fields, turns=[Turn(**t) for t in data["turns"]])
+        return cls(
+            **fields, max_tokens=data.get("max_tokens"), turns=[Turn(**t) for t in data["turns"]]
+        )
 
 
 def _stop(reply: Reply) -> str:
@@ -153,6 +166,7 @@ async def repair_loop(
         prompt_sha256=prompt.sha256,
         system=prompt.system,
         user=prompt.user,
+        max_tokens=max_tokens,
     )
     messages = [Message("system", prompt.system), Message("user", prompt.user)]
     for number in range(1, turns + 1):
@@ -182,6 +196,7 @@ async def repair_loop(
             stop_reason=_stop(reply),
             error=reply.error,
             notes=list(reply.notes),
+            served_model=reply.served_model,
         )
         result.turns.append(turn)
         if parsed.script is not None:

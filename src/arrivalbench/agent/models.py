@@ -46,6 +46,7 @@ class Reply:
     output_tokens: int | None = None
     error: str | None = None
     notes: tuple[str, ...] = field(default=())
+    served_model: str | None = None  # the model id the provider says answered, when it says
 
 
 class Model(Protocol):

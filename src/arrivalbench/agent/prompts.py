@@ -1,14 +1,22 @@
 """What an agent is told: the system prompt, the task prompt of each arm, and repair feedback.
 
 The texts live in prompts/*.md beside this module and are filled with `string.Template`, so SQL
-braces never need escaping. Three arms share one system prompt and one task prompt:
+braces never need escaping. Every arm shares one system prompt and one task prompt; an arm adds
+at most one paragraph:
 
-- `unhinted`: the task only, what a bare ticket supplies;
-- `hint`: adds one paragraph naming how deliveries go wrong and what the result must equal;
-- `arch`: adds a stage-then-derive shape for the script and names no way deliveries go wrong.
+- `unhinted` (role `model`): the task only, what a bare ticket supplies;
+- `hint`: one paragraph naming how deliveries go wrong and what the result must equal, at the
+  strength of the paper's hint;
+- `arch`: a stage-then-derive shape for the script; it names no way deliveries go wrong and says
+  nothing about rows that arrive together (the paper's architecture prompt, whose silence there
+  is what its displacement finding is about);
+- `hint_strong`, `arch_guarded`: the stronger texts of earlier versions (the hint spells out
+  where copies land and what a backfill sends; the architecture takes one row per `event_id`
+  from the batch itself and replaces the target in a transaction), kept so both can be compared.
 
-Every text sent in the `unhinted` and `arch` arms passes the hazard-vocabulary scan of leak.py;
-a text that fails it raises LeakError before any model is called.
+Every arm but `unhinted` has role `intervention`. Every text sent in an arm that is not warned
+(all but the hints) passes the hazard-vocabulary scan of leak.py; a text that fails it raises
+LeakError before any model is called.
 """
 
 from __future__ import annotations
@@ -25,9 +33,17 @@ from arrivalbench.leak import scan
 from arrivalbench.spec import Task
 
 PROMPT_DIR = Path(__file__).parent / "prompts"
-ARMS: tuple[str, ...] = ("unhinted", "hint", "arch")
-WARNED = ("hint",)  # arms allowed to name hazards; every other arm is scanned
-ARM_PARAGRAPH = {"unhinted": None, "hint": "hint.md", "arch": "arch.md"}
+ARM_PARAGRAPH: dict[str, str | None] = {
+    "unhinted": None,
+    "hint": "hint.md",
+    "arch": "arch.md",
+    "hint_strong": "hint_strong.md",
+    "arch_guarded": "arch_guarded.md",
+}
+ARMS: tuple[str, ...] = tuple(ARM_PARAGRAPH)
+WARNED = ("hint", "hint_strong")  # arms allowed to name hazards; every other arm is scanned
+BASELINE_ARM = "unhinted"
+"""The one prompt arm that is the model's own behaviour (role `model`); the rest intervene."""
 MAX_EXAMPLE_ROWS = 3
 
 
@@ -48,6 +64,11 @@ def check_arm(arm: str) -> str:
     if arm not in ARMS:
         raise UnknownNameError("arm", arm, ARMS)
     return arm
+
+
+def arm_role(arm: str) -> str:
+    """The role of a prompt arm in the analysis: `model` for the unhinted arm, else `intervention`."""
+    return "model" if check_arm(arm) == BASELINE_ARM else "intervention"
 
 
 def arm_sha256(arm: str) -> str:

@@ -112,6 +112,37 @@ class DuckDBSession:
         finally:
             self._cursor.unregister(view)
 
+    def append_batch(self, name: str, table: pa.Table) -> None:
+        """Append this delivery to a persistent table `name` (a landing table), creating it at
+        the first delivery; a column the table lacks is added first, as a loader adds a new
+        source column. `name` may be 'schema.table'."""
+        view = "__arrivalbench_delivery"
+        parts = name.split(".")
+        quoted = ".".join('"' + p.replace('"', '""') + '"' for p in parts)
+        self._cursor.register(view, table)
+        try:
+            if len(parts) == 2:
+                self._cursor.execute(f"CREATE SCHEMA IF NOT EXISTS {quoted.split('.')[0]}")
+            have = {
+                row[0].lower()
+                for row in self._cursor.execute(
+                    "SELECT column_name FROM duckdb_columns() WHERE NOT internal "
+                    "AND lower(table_name) = lower(?) AND lower(schema_name) = lower(?)",
+                    [parts[-1], parts[0] if len(parts) == 2 else "main"],
+                ).fetchall()
+            }
+            if not have:
+                self._cursor.execute(f'CREATE TABLE {quoted} AS SELECT * FROM "{view}"')
+                return
+            described = self._cursor.execute(f'DESCRIBE SELECT * FROM "{view}"').fetchall()
+            for column, kind, *_ in described:
+                if column.lower() not in have:
+                    new = '"' + column.replace('"', '""') + '"'
+                    self._cursor.execute(f"ALTER TABLE {quoted} ADD COLUMN {new} {kind}")
+            self._cursor.execute(f'INSERT INTO {quoted} BY NAME SELECT * FROM "{view}"')
+        finally:
+            self._cursor.unregister(view)
+
     def execute(self, sql: str) -> None:
         self._cursor.execute(sql)
 

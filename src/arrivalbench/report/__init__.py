@@ -1,12 +1,17 @@
 """The report of graded runs: tables and figures as Markdown, one self-contained HTML page, CSV and LaTeX.
 
-The report only reads. Every number in it comes from stored verdict rows through stats.py and
-guards.py, so a report can be rebuilt at any time from the run directories and reads the same.
+The report only reads. Every number in it comes from stored verdict rows through analysis/
+(stats, guards, loopstats, roles), so a report can be rebuilt at any time from the run
+directories and reads the same.
 
     OUT/
       report.md            the tables and the definitions, figures linked from figures/
-      report.html          the same page with the figures embedded as PNG; no external resources
-      tables/<key>.csv     each table as shown (one file per table), and tables/<key>.tex (booktabs)
+      report.html          the same page with the figures embedded as PNG, a section per task (each
+                           cell's verdicts, SQL, diffs, transcript) and numbers linked to their cells;
+                           no external resources
+      report.json          every table (printed and as numbers), the arms' roles, every cell, and
+                           the fixed list of tests with the arms that entered each
+      tables/<key>.csv     each table as numbers (rate, lo, hi as fractions), and tables/<key>.tex
       figures/<key>.png    each figure
 
 analysis.py loads and labels the runs and holds what every block shares (estimates, guard splits);

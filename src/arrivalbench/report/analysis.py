@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arrivalbench.errors import ArrivalBenchError, UsageError
-from arrivalbench.guards import GuardSplit, artifact_idioms, guard_split
-from arrivalbench.idioms import Idioms
-from arrivalbench.spec import get_task
-from arrivalbench.stats import (
+from arrivalbench.analysis.guards import GuardSplit, artifact_idioms, guard_split
+from arrivalbench.analysis.idioms import Idioms
+from arrivalbench.analysis.roles import ArmRole, arm_roles
+from arrivalbench.analysis.stats import (
     IDEMPOTENCY,
     LOUD,
     ORDERING,
@@ -29,6 +28,8 @@ from arrivalbench.stats import (
     paired,
     run_outcomes,
 )
+from arrivalbench.errors import ArrivalBenchError, UsageError
+from arrivalbench.spec import get_task
 from arrivalbench.store import RunDir
 
 GUARD_HAZARD = "duplicate_delivery"
@@ -96,6 +97,8 @@ class Analysis:
     unit: Unit
     resamples: int
     seed: int
+    chosen_arms: tuple[str, ...] | None = None  # report --arms: arms the tests count
+    chosen_runs: frozenset[int] | None = None  # report --runs: run indices the tests count
     _cache: dict[str, dict[str, Estimate]] = dataclasses.field(default_factory=dict)
 
     def estimates(self, metric: str) -> dict[str, Estimate]:
@@ -157,3 +160,107 @@ class Analysis:
             for arm, info in s.run.arm_info().items()
             if arm in s.labels
         }
+
+    # -- roles and the arms each test counts ----------------------------------------------------
+
+    @functools.cached_property
+    def roles(self) -> dict[str, ArmRole]:
+        """label -> the arm's role and run index (recorded in arm_info, else inferred; roles.py)."""
+        found = arm_roles([(s.name, s.run.arm_info(), sorted(s.labels)) for s in self.sources])
+        return {s.labels[arm]: found[(s.name, arm)] for s in self.sources for arm in s.labels}
+
+    def role(self, label: str) -> str:
+        return self.roles[label].role
+
+    @property
+    def runs(self) -> frozenset[int]:
+        return self.chosen_runs or frozenset({1})
+
+    @functools.cached_property
+    def tested(self) -> list[str]:
+        """The labels the sign tests and the signature count, in the report's arm order.
+
+        By default the model arms (unhinted) of run 1; `--arms` names arms (by label or by name
+        as stored) instead of the model role, and `--runs` other run indices instead of 1.
+        """
+        if self.chosen_arms is None:
+            picked = {label for label, r in self.roles.items() if r.role == "model"}
+        else:
+            stored = {label: arm for s in self.sources for arm, label in s.labels.items()}
+            unknown = [
+                name
+                for name in self.chosen_arms
+                if name not in self.roles and name not in stored.values()
+            ]
+            if unknown:
+                raise UsageError(
+                    f"--arms: no arm named {', '.join(unknown)} in these runs; the arms are "
+                    f"{', '.join(sorted(self.roles))}."
+                )
+            wanted = set(self.chosen_arms)
+            picked = {label for label in self.roles if label in wanted or stored[label] in wanted}
+        return [arm for arm in self.arms if arm in picked and self.roles[arm].run in self.runs]
+
+    @functools.cached_property
+    def replicated(self) -> set[str]:
+        """Labels the replication tables may compare: model arms, or the `--arms` named."""
+        if self.chosen_arms is None:
+            return {label for label, r in self.roles.items() if r.role == "model"}
+        stored = {label: arm for s in self.sources for arm, label in s.labels.items()}
+        wanted = set(self.chosen_arms)
+        return {label for label in self.roles if label in wanted or stored[label] in wanted}
+
+    def source_of(self, label: str) -> tuple[Source, str]:
+        """The run holding a label, and the arm's name as stored there."""
+        for s in self.sources:
+            for arm, own in s.labels.items():
+                if own == label:
+                    return s, arm
+        raise KeyError(label)
+
+    @functools.cached_property
+    def served_models(self) -> dict[tuple[str, str, int], str]:
+        """(label, task, sample) -> the model id(s) the provider reported serving the cell.
+
+        Read from the stored cell (`served_model`, in runs that record it) or else from the cell's
+        transcript (its `served_model`, or those of its turns); cells without one are absent.
+        """
+        found: dict[tuple[str, str, int], str] = {}
+        for s in self.sources:
+            for cell in s.run.cells():
+                if cell.arm not in s.labels:
+                    continue
+                served = getattr(cell, "served_model", None) or _served(
+                    transcript(s.run.path, cell.arm, cell.task, cell.sample)
+                )
+                if served:
+                    found[(s.labels[cell.arm], cell.task, cell.sample)] = str(served)
+        return found
+
+
+def _served(data: dict[str, Any] | None) -> str | None:
+    if not data:
+        return None
+    if data.get("served_model"):
+        return str(data["served_model"])
+    turns = data.get("turns")
+    ids = sorted(
+        {str(t["served_model"]) for t in turns if isinstance(t, dict) and t.get("served_model")}
+        if isinstance(turns, list)
+        else set()
+    )
+    return ", ".join(ids) or None
+
+
+def transcript(run: Path, arm: str, task: str, sample: int) -> dict[str, Any] | None:
+    """A generated cell's transcript (run/transcripts/<arm>/<task>/<sample>.json), or None."""
+    import json
+
+    path = Path(run) / "transcripts" / arm / task / f"{sample}.json"
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from arrivalbench.analysis.stats import IDEMPOTENCY, ORDERING, Estimate
 from arrivalbench.report.analysis import GUARD_HAZARD, Analysis
-from arrivalbench.stats import IDEMPOTENCY, ORDERING, Estimate
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ def _value(est: Estimate | None) -> float:
 
 
 def _whisker(est: Estimate | None) -> tuple[float, float, float]:
-    """(value, below, above) in percent; at 0% or 100% the whisker reaches the rule-of-three bound."""
+    """(value, below, above) in percent; at 0% or 100% the whisker reaches the one-sided bound."""
     value = _value(est)
     if est is None or est.value is None:
         return (value, 0.0, 0.0)
@@ -108,66 +108,54 @@ def snapshot_gap_figure(a: Analysis) -> Figure:
         title="Snapshot-pass against the gap, per arm",
         caption=(
             "Snapshot-pass (grey) and the gap (orange) per arm, sorted by gap; whiskers are 95% bootstrap "
-            "intervals over tasks, and at exactly 0% or 100% they reach the rule-of-three bound instead."
+            "intervals over tasks, and at exactly 0% or 100% they reach the one-sided 95% bound instead."
         ),
         png=_png(draw, (max(5.0, 0.75 * len(arms) + 2.0), 3.6)),
     )
 
 
 def hazard_figure(a: Analysis) -> Figure:
+    """A hazard × arm heatmap of temporal-pass, each cell printed with its rate."""
     arms = a.arms
-    hazards = [h for h in (*ORDERING, *IDEMPOTENCY) if h in a.hazards()]
+    hazards = [h for h in a.hazards()]
     rates = {h: a.estimates(f"pass:{h}") for h in hazards}
-    split = sum(h in ORDERING for h in hazards) - 0.5
+    split = sum(h in ORDERING for h in hazards)
+    loud = sum(h in (*ORDERING, *IDEMPOTENCY) for h in hazards)
 
     def draw(fig: Any) -> None:
         import matplotlib
+        import numpy as np
 
         ax = fig.add_subplot()
-        colours = matplotlib.colormaps["tab10" if len(arms) <= 10 else "tab20"]
-        dodge = min(
-            0.06, 0.5 / max(len(arms), 1)
-        )  # arms with equal rates stay visible side by side
-        for i, arm in enumerate(arms):
-            ys = [_value(rates[h].get(arm)) for h in hazards]
-            xs = [x + (i - (len(arms) - 1) / 2) * dodge for x in range(len(hazards))]
-            ax.plot(
-                xs,
-                ys,
-                marker="o",
-                markersize=4,
-                linewidth=1.2,
-                color=colours(i % colours.N),
-                label=arm,
-            )
-        if 0 < split < len(hazards) - 1:
-            ax.axvline(split, color="#444444", linewidth=0.9, linestyle="--")
-            ax.text(split / 2, 103, "ordering", ha="center", fontsize=8, color="#444444")
-            ax.text(
-                (split + len(hazards) - 1) / 2,
-                103,
-                "idempotency",
-                ha="center",
-                fontsize=8,
-                color="#444444",
-            )
-        ax.set_xticks(range(len(hazards)))
-        ax.set_xticklabels([h.replace("_", " ") for h in hazards])
-        ax.set_xlim(-0.4, len(hazards) - 0.6)
-        ax.set_ylim(0, 108)
-        ax.set_ylabel("temporal-pass %, mean over tasks")
-        ax.grid(axis="y", color="#e6e6e6", linewidth=0.6)
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
+        grid = np.array([[_value(rates[h].get(arm)) for arm in arms] for h in hazards], dtype=float)
+        shown = np.ma.masked_invalid(grid) if grid.size else np.ma.zeros((1, 1))
+        cmap = matplotlib.colormaps["RdYlGn"].with_extremes(bad="#eeeeee")
+        image = ax.imshow(shown, cmap=cmap, vmin=0, vmax=100, aspect="auto")
+        for (row, col), value in np.ndenumerate(grid):
+            text = "—" if np.isnan(value) else f"{value:.0f}"
+            dark = not np.isnan(value) and (value < 20 or value > 85)  # the scale's dark ends
+            colour = "#ffffff" if dark else "#111111"
+            ax.text(col, row, text, ha="center", va="center", fontsize=8, color=colour)
+        for edge in (split, loud):
+            if 0 < edge < len(hazards):
+                ax.axhline(edge - 0.5, color="#222222", linewidth=1.2)
+        ax.set_xticks(range(len(arms)))
+        ax.set_xticklabels(arms, rotation=30 if len(arms) > 3 else 0, ha="right")
+        ax.set_yticks(range(len(hazards)))
+        ax.set_yticklabels([h.replace("_", " ") for h in hazards])
+        ax.spines[:].set_visible(False)
+        fig.colorbar(image, ax=ax, label="temporal-pass %, mean over tasks", shrink=0.8)
 
     return Figure(
         key="hazards",
-        title="Temporal-pass per hazard, per arm",
+        title="Temporal-pass per hazard and arm (heatmap)",
         caption=(
-            "Per-hazard temporal-pass for each arm (means over tasks, over cells with an artifact where the "
-            "hazard did not ERROR). The dashed rule separates the ordering hazards (left) from the idempotency hazards "
-            "(right); schema evolution, the loud hazard, is left out as in every group average."
+            "Per-hazard temporal-pass (rows) for each arm (columns), means over tasks over cells with an artifact "
+            "where the hazard did not ERROR; red is low, green high, grey where the arm has no usable cell. Rules "
+            "separate the ordering hazards (top), the idempotency hazards and the loud hazard (schema evolution, "
+            "never averaged into either group). The hazard table gives the numbers with their bounds."
         ),
-        png=_png(draw, (7.5, 3.8)),
+        png=_png(draw, (max(5.5, 0.8 * len(arms) + 3.0), max(2.6, 0.45 * len(hazards) + 1.6))),
     )
 
 

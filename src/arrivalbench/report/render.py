@@ -8,28 +8,35 @@ import csv
 import dataclasses
 import html
 import io
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from arrivalbench.analysis.stats import DEFAULT_BOOTSTRAP_SEED, signature
 from arrivalbench.errors import UsageError
 from arrivalbench.report.analysis import Analysis, Source, labelled, load_sources
 from arrivalbench.report.figures import Figure, guard_figure, hazard_figure, snapshot_gap_figure
 from arrivalbench.report.tables import (
+    Num,
     Table,
+    TestResult,
+    arms_table,
     crash_table,
+    diagnosis_tables,
     guard_table,
     hazard_table,
     idioms_table,
     intervention_table,
     main_table,
     paired_table,
+    reference_table,
     repair_effect_table,
     repair_table,
+    replication_hazard_table,
     replication_table,
 )
-from arrivalbench.stats import DEFAULT_BOOTSTRAP_SEED, signature
 
 METRICS_DOC = Path(__file__).resolve().parents[3] / "docs" / "metrics.md"
 UNITS = ("task", "scenario")
@@ -40,6 +47,8 @@ class Report:
     sources: tuple[Source, ...]
     paragraphs: tuple[tuple[str, str], ...]  # (heading, text), the header
     blocks: tuple[Table | Figure, ...]  # in reading order
+    analysis: Analysis | None = None
+    tests: tuple[TestResult, ...] = ()  # every hypothesis test, in a fixed order (report.json)
 
 
 @dataclass(frozen=True)
@@ -48,6 +57,7 @@ class ReportFiles:
     html: Path
     tables: Path
     figures: Path
+    json: Path | None = None
 
 
 # -- building --------------------------------------------------------------------------------------
@@ -59,8 +69,14 @@ def build_report(
     resamples: int = 10_000,
     unit: str = "task",
     seed: int = DEFAULT_BOOTSTRAP_SEED,
+    arms: Sequence[str] | None = None,
+    runs: frozenset[int] | None = None,
 ) -> Report:
-    """Read the runs and compute every table and figure; nothing is written."""
+    """Read the runs and compute every table and figure; nothing is written.
+
+    `arms` / `runs` choose the arms the sign tests and the signature count (report --arms /
+    --runs); by default the model arms (unhinted) of run 1 (analysis/roles.py).
+    """
     if unit not in UNITS:
         raise UsageError(f"--unit {unit!r}: expected one of {', '.join(UNITS)}.")
     if resamples < 100:
@@ -68,11 +84,23 @@ def build_report(
             f"--resamples {resamples}: use at least 100 (10000 for reported intervals)."
         )
     sources = load_sources(paths)
-    a = Analysis(sources, labelled(sources), unit, resamples, seed)  # type: ignore[arg-type]  # checked above
+    a = Analysis(
+        sources,
+        labelled(sources),
+        unit,  # type: ignore[arg-type]  # checked above
+        resamples,
+        seed,
+        chosen_arms=tuple(arms) if arms else None,
+        chosen_runs=runs or None,
+    )
     sigs = signature(a.outcomes)
     main, hazards = main_table(a, sigs), hazard_table(a, sigs)
+    guard = guard_table(a)
+    tests = (*main.tests, *guard.tests)
     blocks: list[Table | Figure] = [
+        arms_table(a, list(tests)),
         main,
+        reference_table(a),
         snapshot_gap_figure(a),
         hazards,
         hazard_figure(a),
@@ -80,17 +108,21 @@ def build_report(
         repair_table(a),
         repair_effect_table(a),
         replication_table(a),
+        replication_hazard_table(a),
         paired_table(a),
-        guard_table(a),
+        guard,
         guard_figure(a),
         crash_table(a),
         idioms_table(a),
+        *diagnosis_tables(a),
     ]
     blocks = _numbered(blocks)
     return Report(
         sources=tuple(sources),
         paragraphs=tuple(_header(sources, unit, resamples, seed)),
         blocks=tuple(blocks),
+        analysis=a,
+        tests=tests,
     )
 
 
@@ -160,8 +192,10 @@ def _header(
             (
                 f"Percentile bootstrap over {unit}s, {resamples:,} resamples at the 95% level, seed {seed}: a resampled "
                 f"{unit} carries all its samples, and paired differences resample the {unit}s usable in both arms once for "
-                "both. A rate of exactly 0% or 100% is shown with its one-sided rule-of-three 95% bound (about 3/n over "
-                "n tasks) instead of an interval, because resampling an all-zero sample returns [0, 0]."
+                "both. A rate of exactly 0% or 100% is shown with its one-sided 95% bound instead of an interval, "
+                "because resampling an all-zero sample returns [0, 0]: the exact Clopper-Pearson bound "
+                "1 - 0.05^(1/n) below 30 tasks, the rule of three (3/n) from 30 on. Shares pooled over cells carry "
+                "the exact Clopper-Pearson interval in the numeric CSVs and report.json."
             ),
         ),
         (
@@ -190,6 +224,12 @@ def render_markdown(report: Report, link: str) -> str:
     for heading, text in report.paragraphs:
         text = text.replace("docs/metrics.md", f"[docs/metrics.md]({link})")
         lines += [f"**{heading}.** {text}", ""]
+    lines += [
+        "Every table is also in `report.json` (printed and as numbers, with the list of tests and "
+        "the arms that entered each) and as numeric CSV under `tables/`; the per-task view, with "
+        "each cell's verdicts, SQL, diffs and transcript, is in `report.html`.",
+        "",
+    ]
     for block in report.blocks:
         lines += [f"## {block.heading}", ""]
         if isinstance(block, Figure):
@@ -210,12 +250,129 @@ def render_markdown(report: Report, link: str) -> str:
     return "\n".join(lines)
 
 
+def _has_bounds(table: Table, i: int) -> bool:
+    return any(
+        isinstance(row[i], Num) and (row[i].lo is not None or row[i].hi is not None)
+        for row in table.rows
+    )
+
+
+def _numeric(table: Table, i: int) -> bool:
+    return any(isinstance(row[i], Num) for row in table.rows)
+
+
+def _number(x: float | None) -> str:
+    if x is None:
+        return ""
+    return str(x) if isinstance(x, int) else repr(round(float(x), 10))
+
+
 def render_csv(table: Table) -> str:
+    """The table as numbers: a column of rates, differences or counts becomes `<column> rate` (a
+    fraction, or the count), with `<column> lo` and `<column> hi` where it carries an interval or
+    a one-sided bound; text columns stay text, and '—' (undefined) is empty."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(table.columns)
-    writer.writerows(table.rows)
+    header: list[str] = []
+    for i, column in enumerate(table.columns):
+        if _has_bounds(table, i):
+            header += [f"{column} rate", f"{column} lo", f"{column} hi"]
+        elif _numeric(table, i):
+            header.append(f"{column} rate")
+        else:
+            header.append(column)
+    writer.writerow(header)
+    for row in table.rows:
+        out: list[str] = []
+        for i, cell in enumerate(row):
+            num = cell if isinstance(cell, Num) else None
+            if _has_bounds(table, i):
+                out += (
+                    [_number(num.rate), _number(num.lo), _number(num.hi)] if num else ["", "", ""]
+                )
+            elif _numeric(table, i):
+                out.append(_number(num.rate) if num else "")
+            else:
+                out.append(str(cell))
+        writer.writerow(out)
     return buffer.getvalue()
+
+
+def _value(cell: str) -> dict[str, object] | str:
+    if isinstance(cell, Num):
+        return {"text": str(cell), "rate": cell.rate, "lo": cell.lo, "hi": cell.hi}
+    return str(cell)
+
+
+def report_json(report: Report) -> str:
+    """Every table (printed text and numbers) and the fixed list of tests, as one JSON document."""
+    a = report.analysis
+    tables = {
+        block.key: {
+            "number": block.number,
+            "title": block.title,
+            "caption": block.caption,
+            "note": block.note,
+            "columns": list(block.columns),
+            "rows": [[str(c) for c in row] for row in block.rows],
+            "values": [[_value(c) for c in row] for row in block.rows],
+        }
+        for block in report.blocks
+        if isinstance(block, Table)
+    }
+    tests = [
+        {
+            "name": t.name,
+            "arms": list(t.arms),
+            "runs": list(t.runs),
+            "statistic": t.statistic,
+            "n": t.n,
+            "null": t.null,
+            "p_value": t.p_value,
+        }
+        for t in report.tests
+    ]
+    arms = (
+        {
+            label: {
+                "role": r.role,
+                "run": r.run,
+                "recorded": r.recorded,
+                "model": r.model,
+                "prompt_arm": r.prompt_arm,
+            }
+            for label, r in sorted(a.roles.items())
+        }
+        if a
+        else {}
+    )
+    served = a.served_models if a else {}
+    cells = (
+        [
+            {
+                "arm": o.arm,
+                "task": o.task,
+                "sample": o.sample,
+                "verdicts": dict(sorted(o.verdicts.items())),
+                "error_classes": dict(sorted(o.error_classes.items())),
+                "no_artifact_reason": o.no_artifact_reason,
+                "artifact_sha256": o.artifact_sha256,
+                "served_model": served.get((o.arm, o.task, o.sample)),
+            }
+            for o in sorted(a.outcomes, key=lambda o: (o.arm, o.task, o.sample))
+        ]
+        if a
+        else []
+    )
+    document = {
+        "report_format": 1,
+        "runs": [{"name": s.name, "path": str(s.run.path)} for s in report.sources],
+        "arms": arms,
+        "tests": tests,
+        "tables": tables,
+        "cells": cells,
+    }
+    return json.dumps(document, indent=1, sort_keys=False, ensure_ascii=False) + "\n"
 
 
 _LATEX = {
@@ -263,20 +420,39 @@ def render_latex(table: Table) -> str:
 
 
 _STYLE = """
-body { font: 15px/1.5 system-ui, sans-serif; max-width: 96rem; margin: 2rem auto; padding: 0 1rem; color: #1d1d1f; }
-table { border-collapse: collapse; margin: .5rem 0 1rem; font-variant-numeric: tabular-nums; }
-th, td { padding: .25rem .6rem; border-bottom: 1px solid #ddd; text-align: right; white-space: nowrap; }
+body { font: 15px/1.5 system-ui, sans-serif; max-width: 1400px; margin: 2rem auto; padding: 0 1rem; color: #1d1d1f; box-sizing: border-box; }
+table { border-collapse: collapse; margin: .5rem 0 1rem; font-variant-numeric: tabular-nums; max-width: 100%; font-size: 14px; }
+th, td { padding: .25rem .4rem; border-bottom: 1px solid #ddd; text-align: right; white-space: normal; vertical-align: top; }
+td { min-width: 3.5rem; } .nw { white-space: nowrap; }
+thead th { border-bottom: 2px solid #444; font-size: .85rem; }
 th.label, td.label { text-align: left; }
-thead th { border-bottom: 2px solid #444; }
+td a.cells { color: inherit; text-decoration: underline dotted; }
 figure { margin: 1.5rem 0; } figure img { max-width: 100%; height: auto; }
 figcaption, .caption, .note { font-size: .9rem; color: #444; max-width: 60rem; }
 .scroll { overflow-x: auto; }
+details.task { border-top: 1px solid #ccc; padding: .3rem 0; }
+details.task > summary { cursor: pointer; font-weight: 600; }
+details.cell > summary { cursor: pointer; color: #2b6cb0; font-size: .85rem; }
+tr.cell > th, tr.cell > td { border-bottom: none; } tr.more > td { padding-top: 0; }
+pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f6f6; padding: .5rem; font-size: .8rem; max-height: 30rem; overflow-y: auto; }
+.PASS { color: #1a7f37; } .FAIL { color: #c62828; font-weight: 600; } .ERROR { color: #8a4b00; font-weight: 600; }
+p.cellset { font-size: .85rem; } tr.target, p.target { background: #fff6d5; }
 #decode-warning { background: #fde8e8; padding: .5rem; }
 """
 
 # Marks every figure as decoded or not once the page has loaded, so a broken embedding is visible
-# to a reader (a warning) and to the headless-browser test (data attributes in the dumped DOM).
+# to a reader (a warning) and to the headless-browser test (data attributes in the dumped DOM);
+# marks every table as fitting its column or not (the page wraps at 1400 px); and opens the
+# <details> holding the target of a link (a cell behind a number).
 _SCRIPT = """
+function openTarget() {
+  const id = decodeURIComponent(location.hash.slice(1));
+  const target = id ? document.getElementById(id) : null;
+  let node = target;
+  while (node) { if (node.tagName === "DETAILS") node.open = true; node = node.parentElement; }
+  if (target) { target.classList.add("target"); target.scrollIntoView(); }
+}
+window.addEventListener("hashchange", openTarget);
 window.addEventListener("load", () => {
   let broken = 0;
   for (const img of document.images) {
@@ -286,18 +462,223 @@ window.addEventListener("load", () => {
     if (!ok) broken += 1;
   }
   document.body.dataset.figuresChecked = String(document.images.length);
+  for (const table of document.querySelectorAll("table[data-table]")) {
+    const room = table.parentElement.clientWidth;
+    table.dataset.fits = table.scrollWidth <= room + 1 ? "yes" : "no";
+    table.dataset.width = String(table.scrollWidth);
+  }
+  document.body.dataset.viewport = String(window.innerWidth);
   if (broken) document.getElementById("decode-warning").hidden = false;
+  openTarget();
 });
 """
 
 
+class _CellIds:
+    """Stable ids for cells and for the sets of cells behind numbers, in first-use order."""
+
+    def __init__(self, cells: Sequence[tuple[str, str, int]]) -> None:
+        self.cell = {key: f"cell-{i}" for i, key in enumerate(sorted(cells))}
+        self.sets: dict[tuple[tuple[str, str, int], ...], str] = {}
+
+    def link(self, cells: tuple[tuple[str, str, int], ...]) -> str:
+        key = tuple(sorted(c for c in cells if c in self.cell))
+        if key not in self.sets:
+            self.sets[key] = f"cells-{len(self.sets)}"
+        return self.sets[key]
+
+
+def _wrapped(text: str) -> str:
+    """A number and its interval or bound as two unbreakable pieces that may wrap between them."""
+    e = html.escape
+    for mark in (" [", " ("):
+        head, sep, tail = text.partition(mark)
+        if sep:
+            return f'<span class="nw">{e(head)}</span> <span class="nw">{e(sep[1:] + tail)}</span>'
+    return e(text)
+
+
+def _cell_html(cell: str, ids: _CellIds | None) -> str:
+    if isinstance(cell, Num) and cell.cells and ids is not None:
+        title = f"{len(cell.cells)} cell{'s' * (len(cell.cells) != 1)} behind this number"
+        return (
+            f'<a class="cells" href="#{ids.link(cell.cells)}" title="{title}">{_wrapped(cell)}</a>'
+        )
+    return _wrapped(cell) if isinstance(cell, Num) else html.escape(cell)
+
+
+def _table_html(block: Table, ids: _CellIds | None) -> str:
+    e = html.escape
+    left = ' class="label"'
+    head = "".join(
+        f'<th scope="col"{left if i < block.labels else ""}>{e(c)}</th>'
+        for i, c in enumerate(block.columns)
+    )
+    body = "".join(
+        "<tr>"
+        + "".join(
+            (
+                f'<th scope="row"{left}>{e(c)}</th>'
+                if i == 0
+                else f"<td{left if i < block.labels else ''}>{_cell_html(c, ids)}</td>"
+            )
+            for i, c in enumerate(row)
+        )
+        + "</tr>"
+        for row in block.rows
+    )
+    return (
+        f'<div class="scroll"><table data-table="{block.key}"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )
+
+
+_TEXT_LIMIT = 20_000
+
+
+def _clip(text: str) -> str:
+    return (
+        text if len(text) <= _TEXT_LIMIT else text[:_TEXT_LIMIT] + f"\n… ({len(text):,} characters)"
+    )
+
+
+def _tasks_html(report: Report, ids: _CellIds) -> str:
+    """One expandable section per task: each cell's verdicts, and per cell its SQL, the diff
+    examples of every schedule it did not pass, and for a generated cell its transcript."""
+    from arrivalbench.report.analysis import transcript
+
+    e = html.escape
+    a = report.analysis
+    if a is None:
+        return ""
+    records: dict[tuple[str, str, int, str], dict[str, object]] = {}
+    for s in a.sources:
+        table = s.run.verdicts()
+        if "record" not in table.column_names:
+            continue
+        for row in table.select(
+            ["arm", "task", "sample", "schedule", "verdict", "record"]
+        ).to_pylist():
+            if row["verdict"] != "PASS" and row["record"] and row["arm"] in s.labels:
+                try:
+                    records[(s.labels[row["arm"]], row["task"], row["sample"], row["schedule"])] = (
+                        json.loads(row["record"])
+                    )
+                except ValueError:
+                    continue
+    schedules = ["snapshot", *BENIGN_ORDER, *a.hazards()]
+    parts = [
+        '<section id="tasks"><h2>Tasks and cells</h2><p class="caption">Every cell of every task: its verdict '
+        "on the snapshot, the benign schedules and each declared hazard, with the script, the diff examples of "
+        "each schedule it did not pass and, for generated cells, the transcript. Numbers in the tables link to the "
+        "cells behind them (listed at the end).</p>"
+    ]
+    by_task: dict[str, list] = {}
+    for o in a.outcomes:
+        by_task.setdefault(o.task, []).append(o)
+    for task in sorted(by_task):
+        cells = sorted(by_task[task], key=lambda o: (a.arms.index(o.arm), o.sample))
+        failing = sum(
+            any(o.verdicts.get(h) in ("FAIL", "ERROR") for h in o.hazards) or not o.snapshot_pass
+            for o in cells
+        )
+        shown = [sch for sch in schedules if any(sch in o.verdicts for o in cells)]
+        head = "".join(f"<th>{e(sch.replace('_', ' '))}</th>" for sch in shown)
+        rows = []
+        for o in cells:
+            key = (o.arm, o.task, o.sample)
+            source, stored = a.source_of(o.arm)
+            verdicts = "".join(
+                f'<td class="{e(o.verdicts.get(sch, ""))}">{e(o.verdicts.get(sch, "—"))}'
+                + (f" ({e(o.error_classes[sch])})" if sch in o.error_classes else "")
+                + "</td>"
+                for sch in shown
+            )
+            detail = []
+            if o.artifact_sha256:
+                detail.append(
+                    f"<h4>SQL</h4><pre>{e(_clip(source.run.artifact(o.artifact_sha256)))}</pre>"
+                )
+            else:
+                detail.append(f"<p>No artifact: {e(o.no_artifact_reason or 'unknown')}.</p>")
+            for sch in shown:
+                record = records.get((o.arm, o.task, o.sample, sch))
+                if record:
+                    example = {k: v for k, v in record.items() if k not in _RECORD_NOISE}
+                    detail.append(
+                        f"<h4>{e(sch.replace('_', ' '))}: {e(o.verdicts.get(sch, ''))}</h4>"
+                        f"<pre>{e(_clip(json.dumps(example, indent=1, ensure_ascii=False, sort_keys=True)))}</pre>"
+                    )
+            data = transcript(source.run.path, stored, o.task, o.sample)
+            if data is not None:
+                data = _short_transcript(data)
+                detail.append(
+                    f"<h4>Transcript</h4><pre>{e(_clip(json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True)))}</pre>"
+                )
+            served = a.served_models.get(key)
+            rows.append(
+                f'<tr id="{ids.cell[key]}" class="cell"><th scope="row" class="label">{e(o.arm)}</th>'
+                f'<td>{o.sample}</td>{verdicts}<td class="label">{e(served or "—")}</td></tr>'
+                f'<tr class="more"><td class="label" colspan="{len(shown) + 3}"><details class="cell">'
+                f"<summary>{e(o.arm)} / {o.sample}: script, diffs"
+                f"{', transcript' if data is not None else ''}</summary>{''.join(detail)}</details></td></tr>"
+            )
+        parts.append(
+            f'<details class="task" id="task-{e(task)}"><summary>{e(task)}: {len(cells)} cells, '
+            f"{failing} failing the snapshot or a declared hazard</summary>"
+            f'<div class="scroll"><table data-cells="{e(task)}"><thead><tr><th class="label">arm</th><th>sample</th>'
+            f'{head}<th class="label">served model</th></tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table></div></details>"
+        )
+    parts.append("</section>")
+    return "".join(parts)
+
+
+BENIGN_ORDER = ("single_batch", "in_order_stream")
+_PROMPTS = ("system", "user")
+
+
+def _short_transcript(data: dict[str, object]) -> dict[str, object]:
+    """A transcript without its prompt texts, which every sample of an arm and task shares (they
+    are named by prompt_sha256 and kept in the run): the page stays small for large runs."""
+    return {
+        k: (
+            f"({len(v):,} characters, see the run's transcript)"
+            if k in _PROMPTS and isinstance(v, str)
+            else v
+        )
+        for k, v in data.items()
+    }
+
+
+_RECORD_NOISE = frozenset({"schedule_sha256", "verdict", "seed_commitment"})
+
+
+def _cellsets_html(ids: _CellIds) -> str:
+    e = html.escape
+    parts = [
+        '<section id="cellsets"><h2>Cells behind the numbers</h2><p class="caption">Each number in a table '
+        "links here: the cells in its denominator, each linking to its row under Tasks and cells.</p>"
+    ]
+    for cells, anchor in ids.sets.items():
+        links = ", ".join(
+            f'<a href="#{ids.cell[c]}">{e(c[0])} / {e(c[1])} / {c[2]}</a>' for c in cells
+        )
+        parts.append(f'<p class="cellset" id="{anchor}">{len(cells)} cells: {links or "none"}</p>')
+    parts.append("</section>")
+    return "".join(parts)
+
+
 def render_html(report: Report, link: str) -> str:
     e = html.escape
+    a = report.analysis
+    ids = _CellIds([(o.arm, o.task, o.sample) for o in a.outcomes]) if a else None
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en">',
         "<head>",
         '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
         "<title>ArrivalBench report</title>",
         f"<style>{_STYLE}</style>",
         "</head>",
@@ -311,6 +692,7 @@ def render_html(report: Report, link: str) -> str:
     parts.append(
         "<nav><ul>"
         + "".join(f'<li><a href="#{_anchor(b)}">{e(b.heading)}</a></li>' for b in report.blocks)
+        + ('<li><a href="#tasks">Tasks and cells</a></li>' if ids else "")
         + "</ul></nav>"
     )
     for block in report.blocks:
@@ -322,30 +704,14 @@ def render_html(report: Report, link: str) -> str:
                 f"<figcaption>{e(block.caption)}</figcaption></figure>"
             )
             continue
-        left = ' class="label"'
-        head = "".join(
-            f'<th scope="col"{left if i < block.labels else ""}>{e(c)}</th>'
-            for i, c in enumerate(block.columns)
-        )
-        body = "".join(
-            "<tr>"
-            + "".join(
-                (
-                    f'<th scope="row"{left}>{e(c)}</th>'
-                    if i == 0
-                    else f"<td{left if i < block.labels else ''}>{e(c)}</td>"
-                )
-                for i, c in enumerate(row)
-            )
-            + "</tr>"
-            for row in block.rows
-        )
         note = f'<p class="note">{e(block.note)}</p>' if block.note else ""
         parts.append(
             f'<section id="{_anchor(block)}"><h2>{e(block.heading)}</h2><p class="caption">{e(block.caption)}</p>'
-            f'<div class="scroll"><table data-table="{block.key}"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{body}</tbody></table></div>{note}</section>"
+            f"{_table_html(block, ids)}{note}</section>"
         )
+    if ids is not None:
+        parts.append(_tasks_html(report, ids))
+        parts.append(_cellsets_html(ids))
     parts += [f"<script>{_SCRIPT}</script>", "</body>", "</html>", ""]
     return "\n".join(parts)
 
@@ -371,15 +737,18 @@ def write_report(
     resamples: int = 10_000,
     unit: str = "task",
     seed: int = DEFAULT_BOOTSTRAP_SEED,
+    arms: Sequence[str] | None = None,
+    runs: frozenset[int] | None = None,
 ) -> ReportFiles:
     """Build the report of the runs and write every file under `out`; returns where they are."""
-    report = build_report(paths, resamples=resamples, unit=unit, seed=seed)
+    report = build_report(paths, resamples=resamples, unit=unit, seed=seed, arms=arms, runs=runs)
     out = Path(out)
     files = ReportFiles(
         markdown=out / "report.md",
         html=out / "report.html",
         tables=out / "tables",
         figures=out / "figures",
+        json=out / "report.json",
     )
     try:
         files.tables.mkdir(parents=True, exist_ok=True)
@@ -394,6 +763,7 @@ def write_report(
                     render_latex(block), encoding="utf-8"
                 )
         files.markdown.write_text(render_markdown(report, link), encoding="utf-8")
+        files.json.write_text(report_json(report), encoding="utf-8")  # type: ignore[union-attr]
         files.html.write_text(render_html(report, link), encoding="utf-8")
     except OSError as exc:
         raise UsageError(

@@ -1,5 +1,5 @@
--- Upserts each account's newest change of the load when it is newer than the stored row, and
--- removes the account's stored row when that newest change is a delete.
+-- Merges each account's newest change of the load into the stored row: a delete removes the row,
+-- any other change replaces it or adds it.
 CREATE TABLE IF NOT EXISTS open_accounts (
     account_id INTEGER PRIMARY KEY,
     plan       VARCHAR,
@@ -22,9 +22,7 @@ FROM newest
 WHERE op <> 'delete'
 ON CONFLICT (account_id) DO UPDATE
 SET plan = excluded.plan, region = excluded.region,
-    ts_event = excluded.ts_event, event_id = excluded.event_id
-WHERE excluded.ts_event > open_accounts.ts_event
-   OR (excluded.ts_event = open_accounts.ts_event AND excluded.event_id > open_accounts.event_id);
+    ts_event = excluded.ts_event, event_id = excluded.event_id;
 
 CREATE OR REPLACE TABLE account_state AS
 SELECT account_id, plan, region, ts_event AS updated_at

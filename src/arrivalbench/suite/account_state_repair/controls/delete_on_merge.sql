@@ -1,5 +1,5 @@
 -- Merges each account's newest change of the batch straight into account_state: a delete removes
--- the row, an insert or update newer than the stored row replaces it or adds it.
+-- the row, an insert or update replaces it or adds it.
 CREATE TABLE IF NOT EXISTS account_state (
     account_id INTEGER PRIMARY KEY,
     plan       VARCHAR,
@@ -15,7 +15,7 @@ USING (
 ) s
 ON t.account_id = s.account_id
 WHEN MATCHED AND s.op = 'delete' THEN DELETE
-WHEN MATCHED AND s.ts_event >= t.updated_at THEN UPDATE SET
+WHEN MATCHED THEN UPDATE SET
     plan       = s.plan,
     region     = s.region,
     updated_at = s.ts_event

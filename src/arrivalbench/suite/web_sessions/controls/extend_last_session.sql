@@ -45,7 +45,7 @@ flagged AS (
 numbered AS (
     SELECT *,
            sum(opens) OVER (PARTITION BY user_id ORDER BY piece_start, piece_end
-                            ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS session_no
+                            RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS session_no
     FROM flagged
 )
 SELECT user_id, min(piece_start), max(piece_end), sum(n)

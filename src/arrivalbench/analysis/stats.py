@@ -9,6 +9,7 @@ with few. Intervals resample tasks, never cells. Definitions and worked examples
 from __future__ import annotations
 
 import difflib
+import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -25,6 +26,7 @@ from arrivalbench.store import Cell, RunDir
 
 __all__ = [
     "BENIGN",
+    "CONSTRAINT",
     "DEFAULT_BOOTSTRAP_SEED",
     "FAILURE_METRICS",
     "IDEMPOTENCY",
@@ -32,6 +34,7 @@ __all__ = [
     "METRICS",
     "ORDERING",
     "SIGN_TEST_NULL",
+    "SILENT",
     "ArmSummary",
     "CellOutcome",
     "Estimate",
@@ -39,7 +42,9 @@ __all__ = [
     "Signature",
     "arm_summaries",
     "bound_of_three",
+    "clopper_pearson",
     "crash_rates",
+    "error_class",
     "estimate",
     "no_artifact",
     "outcomes",
@@ -113,14 +118,14 @@ def outcomes(cells: list[Cell], verdicts: pa.Table, tasks: dict[str, Task]) -> l
         raise UsageError(
             f"verdict table lacks columns {missing}; pass RunDir.verdicts() or rows with {needed}."
         )
-    columns = needed + (["error_class"] if "error_class" in verdicts.column_names else [])
+    columns = needed + [c for c in ("error_class", "record") if c in verdicts.column_names]
     by_cell: dict[tuple[str, str, int], dict[str, str]] = defaultdict(dict)
     classes: dict[tuple[str, str, int], dict[str, str]] = defaultdict(dict)
     for row in verdicts.select(columns).to_pylist():
         key = (row["arm"], row["task"], row["sample"])
         by_cell[key][row["schedule"]] = row["verdict"]
         if row["verdict"] == "ERROR":
-            classes[key][row["schedule"]] = row.get("error_class") or "unknown"
+            classes[key][row["schedule"]] = error_class(row.get("error_class"), row.get("record"))
     out = []
     for cell in cells:
         task = tasks.get(cell.task)
@@ -146,6 +151,24 @@ def outcomes(cells: list[Cell], verdicts: pa.Table, tasks: dict[str, Task]) -> l
             )
         )
     return out
+
+
+CONSTRAINT = "constraint_violation"
+
+
+def error_class(stored: str | None, record: str | None) -> str:
+    """The error class a report shows: a SQL error raised by a key or NOT NULL constraint (the
+    engine's "Constraint Error") is split out of sql_error as constraint_violation, because it is
+    a guard firing (a declared key refusing a duplicate), not a script that cannot run."""
+    cls = stored or "unknown"
+    if cls == "sql_error" and record:
+        try:
+            message = str(json.loads(record).get("message") or "")
+        except (ValueError, AttributeError):
+            message = ""
+        if "Constraint Error" in message:
+            return CONSTRAINT
+    return cls
 
 
 def run_outcomes(run: RunDir, tasks: dict[str, Task] | None = None) -> list[CellOutcome]:
@@ -175,6 +198,24 @@ def _gap(drop_loud: bool) -> Callable[[CellOutcome], float | None]:
         return None if "ERROR" in seen else float("FAIL" in seen)
 
     return gap
+
+
+def _gap_benign(o: CellOutcome) -> float | None:
+    """The gap over cells that also pass both benign schedules (an ordinary incrementality bug
+    out of the way), so what is left is temporal."""
+    if any(o.verdicts.get(s) != "PASS" for s in BENIGN):
+        return None
+    return _gap(drop_loud=False)(o)
+
+
+SILENT = (*ORDERING, *IDEMPOTENCY)  # the five hazards that can fail silently
+
+
+def _gap_all_five(o: CellOutcome) -> float | None:
+    """The gap over tasks declaring all five silent hazards, so every task faces the same set."""
+    if not set(SILENT) <= set(o.hazards):
+        return None
+    return _gap(drop_loud=False)(o)
 
 
 def _error(drop_loud: bool) -> Callable[[CellOutcome], float | None]:
@@ -227,6 +268,8 @@ METRICS: dict[str, Callable[[CellOutcome], float | None]] = {
     "snapshot_pass": _snapshot_pass,
     "gap": _gap(drop_loud=False),
     "gap_drop_loud": _gap(drop_loud=True),
+    "gap_benign": _gap_benign,
+    "gap_all_five": _gap_all_five,
     "error": _error(drop_loud=False),
     "error_drop_loud": _error(drop_loud=True),
     "all_in": _all_in(drop_loud=False),
@@ -237,7 +280,16 @@ METRICS: dict[str, Callable[[CellOutcome], float | None]] = {
 METRICS.update({f"pass:{s}": _temporal_pass(s) for s in (*HAZARDS, *BENIGN)})
 
 FAILURE_METRICS: frozenset[str] = frozenset(
-    {"gap", "gap_drop_loud", "error", "error_drop_loud", "all_in", "all_in_drop_loud"}
+    {
+        "gap",
+        "gap_drop_loud",
+        "gap_benign",
+        "gap_all_five",
+        "error",
+        "error_drop_loud",
+        "all_in",
+        "all_in_drop_loud",
+    }
 )
 """Metrics where 1.0 marks a failure; in every other metric 0.0 does."""
 
@@ -321,16 +373,60 @@ class Estimate:
         return f"{head} [{_pct(self.low, digits, signed)}, {_pct(self.high, digits, signed)}]"
 
 
+EXACT_BELOW = 30
+"""Below this many units a 0 or 1 rate takes the exact Clopper-Pearson bound, not 3/n."""
+
+
 def bound_of_three(rate: float | None, n: int) -> float | None:
-    """The rule-of-three one-sided 95% bound of a rate over n units: 3/n above an observed 0,
-    1 - 3/n below an observed 1; None for any other rate, where an interval is drawn instead."""
-    if rate is None or n == 0:
+    """The one-sided 95% bound of a rate of exactly 0 (upper) or 1 (lower) over n units.
+
+    From EXACT_BELOW units on, the rule of three (3/n above a 0, 1 - 3/n below a 1); below it the
+    exact Clopper-Pearson bound, which solves (1 - b)^n = 0.05, so a tiny n never prints
+    "≤100%" (two units: ≤77.6%). None for any other rate, where an interval is drawn instead.
+    """
+    if rate is None or n == 0 or rate not in (0.0, 1.0):
         return None
-    if rate == 0.0:
-        return min(1.0, 3 / n)
-    if rate == 1.0:
-        return max(0.0, 1 - 3 / n)
-    return None
+    upper = 1 - (1 - LEVEL) ** (1 / n) if n < EXACT_BELOW else min(1.0, 3 / n)
+    return upper if rate == 0.0 else 1 - upper
+
+
+def _binomial_tail(k: int, n: int, p: float) -> float:
+    """P(X >= k) for X ~ Binomial(n, p), summed in log space so large n does not overflow."""
+    if k <= 0:
+        return 1.0
+    if p <= 0.0:
+        return 0.0
+    if p >= 1.0:
+        return 1.0
+    lp, lq = math.log(p), math.log1p(-p)
+    logs = [
+        math.lgamma(n + 1) - math.lgamma(j + 1) - math.lgamma(n - j + 1) + j * lp + (n - j) * lq
+        for j in range(k, n + 1)
+    ]
+    top = max(logs)
+    return min(1.0, math.exp(top) * sum(math.exp(x - top) for x in logs))
+
+
+def _solve(f: Callable[[float], float], target: float) -> float:
+    """The p in [0, 1] where the increasing f(p) reaches target, by bisection."""
+    low, high = 0.0, 1.0
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (mid, high) if f(mid) < target else (low, mid)
+    return (low + high) / 2
+
+
+def clopper_pearson(k: int, n: int) -> tuple[float | None, float | None]:
+    """The exact two-sided 95% interval of k successes in n trials ((None, None) when n is 0).
+
+    low solves P(X >= k; low) = 2.5% and high P(X <= k; high) = 2.5%; 4 of 10 gives [12.2%, 73.8%].
+    """
+    if n == 0:
+        return None, None
+    tail = (1 - LEVEL) / 2
+    low = 0.0 if k == 0 else _solve(lambda p: _binomial_tail(k, n, p), tail)
+    high = 1.0 if k == n else _solve(lambda p: _binomial_tail(k + 1, n, p), 1 - tail)
+    return low, high
 
 
 def _bootstrap(

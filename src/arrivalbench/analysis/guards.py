@@ -14,9 +14,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from arrivalbench.idioms import FEATURES, Idioms, idioms
+from arrivalbench.analysis.idioms import FEATURES, Idioms, idioms
+from arrivalbench.analysis.stats import CellOutcome, bound_of_three, sign_test
 from arrivalbench.spec import Task
-from arrivalbench.stats import CellOutcome, bound_of_three, sign_test
 from arrivalbench.store import Cell, RunDir
 
 __all__ = [
@@ -50,8 +50,9 @@ def artifact_idioms(run: RunDir, tasks: Mapping[str, Task]) -> dict[str, Idioms]
 class GuardSplit:
     """One arm's snapshot-passing cells that declare the hazard, with or without a guard.
 
-    `fail_bound` / `error_bound` are the rule-of-three one-sided 95% bounds (stats.bound_of_three),
-    given only when the observed rate is exactly 0% (upper, 3/n) or 100% (lower, 1 - 3/n).
+    `fail_bound` / `error_bound` are the one-sided 95% bounds of stats.bound_of_three (exact
+    below 30 cells, else the rule of three), given only when the observed rate is exactly 0%
+    (upper) or 100% (lower).
     """
 
     arm: str

@@ -22,8 +22,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arrivalbench.analysis.stats import (
+    DEFAULT_BOOTSTRAP_SEED,
+    CellOutcome,
+    Estimate,
+    percentile_interval,
+)
 from arrivalbench.seeds import rng as seeded_rng
-from arrivalbench.stats import DEFAULT_BOOTSTRAP_SEED, CellOutcome, Estimate, percentile_interval
 
 ALL = "all arms"
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arrivalbench.analysis.stats import sign_test
 from arrivalbench.errors import UsageError
-from arrivalbench.stats import sign_test
 
 __all__ = ["McNemar", "cohen_kappa", "fleiss_kappa", "mcnemar"]
 

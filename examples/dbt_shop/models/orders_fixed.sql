@@ -1,0 +1,15 @@
+-- The fix: select by arrival (the loader's _loaded_at), not by event time, so a late order is
+-- still new when it lands; keep one row per order of what arrived, and upsert on the order id,
+-- so a redelivered order replaces itself instead of doubling.
+{{ config(materialized='incremental', unique_key='order_id') }}
+
+with arrived as (
+    select order_id, customer_id, amount, ordered_at, _loaded_at
+    from {{ source('raw', 'orders') }}
+    {% if is_incremental() %}
+    where _loaded_at > (select max(_loaded_at) from {{ this }})
+    {% endif %}
+)
+select order_id, customer_id, amount, ordered_at, _loaded_at
+from arrived
+qualify row_number() over (partition by order_id order by _loaded_at) = 1

@@ -1,0 +1,356 @@
+"""dbt projects: the user's incremental model run once per delivery, in-process, in the worker.
+
+dbt-core and dbt-duckdb are the optional extra `arrivalbench[dbt]`. The project is copied to a
+scratch folder (the user's folder is never written), and dbt reads a profile the harness writes
+there (`--profiles-dir`: the user's profiles.yml is never read), pointing at one DuckDB file in
+the scratch folder. dbt runs in the sandbox worker, in-process: the worker parses the project
+once (ParseJob: a project that does not parse, a model or source that does not exist is bad
+input) and keeps a `dbtRunner` holding the manifest. Each replay starts from a new file at the
+same path (a new path would change the profile); per delivery the harness lands the batch in
+the source's table and runs `dbt run --select +MODEL` (about 0.2 s warm, against seconds for
+the CLI); the full refresh runs `--full-refresh` over every event once. A crashed delivery
+lands, is not run (the crash hits before dbt commits), and lands again, re-stamped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib.util
+import io
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import yaml
+
+from arrivalbench.check.delivery import Mode, arrival_base, delivered_table, stamp
+from arrivalbench.check.jobs import LogFile, full_refresh_schedule
+from arrivalbench.engines import Engine, Limits, Statement
+from arrivalbench.engines.duckdb import DuckDBSession
+from arrivalbench.errors import CheckInputError
+from arrivalbench.replay import Heartbeat, ReplayResult, ResultCap, RunError
+
+_RUNNERS: dict[str, Any] = {}
+INSTALL_HINT = "install the dbt extra: pip install 'arrivalbench[dbt]'"
+DATABASE_FILE = "replay.duckdb"
+IGNORED = shutil.ignore_patterns("target", "logs", ".git", "*.duckdb", "*.duckdb.wal", ".venv")
+
+
+def _runner() -> Any:
+    try:
+        from dbt.cli.main import dbtRunner
+    except ImportError:
+        raise CheckInputError(
+            f"--dbt-project needs dbt-core and dbt-duckdb; {INSTALL_HINT}."
+        ) from None
+    return dbtRunner()
+
+
+@dataclass(frozen=True)
+class DbtProject:
+    """A scratch copy of the user's project, with the harness's profile and what parse found."""
+
+    scratch: str
+    model: str
+    source_relation: str
+    """'schema.table' of the source the harness fills."""
+    source_table: str
+    """The source's table name alone (the table an --oracle query reads)."""
+    model_relation: str
+    """'schema.alias' of the model's relation: the target."""
+
+    @property
+    def project_dir(self) -> str:
+        return os.path.join(self.scratch, "project")
+
+    def args(self) -> list[str]:
+        return [
+            "--project-dir",
+            self.project_dir,
+            "--profiles-dir",
+            os.path.join(self.scratch, "profiles"),
+            "--target-path",
+            os.path.join(self.scratch, "target"),
+            "--log-path",
+            os.path.join(self.scratch, "logs"),
+            "--log-level",
+            "none",
+            "--log-level-file",
+            "none",
+            "--no-use-colors",
+            "--no-send-anonymous-usage-stats",
+            "--no-version-check",
+            "-q",
+        ]
+
+    @property
+    def database(self) -> str:
+        return os.path.join(self.scratch, DATABASE_FILE)
+
+
+def _profile_name(project: Path) -> str:
+    path = project / "dbt_project.yml"
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        first = str(exc).splitlines()[0]
+        raise CheckInputError(f"{path}: cannot read the dbt project file ({first}).") from None
+    if not isinstance(data, dict) or not isinstance(data.get("profile"), str):
+        raise CheckInputError(f"{path}: names no 'profile:'; add one (any name).")
+    return data["profile"]
+
+
+def copy_project(
+    project: Path, model: str, source: str, scratch: str, limits: Limits
+) -> DbtProject:
+    """Copy the project to the scratch folder and write the harness's profile there. What the
+    project holds (the model, the source) is learnt by parsing it in the worker: `ParseJob`."""
+    if (
+        importlib.util.find_spec("dbt") is None
+        or importlib.util.find_spec("dbt.adapters.duckdb") is None
+    ):
+        raise CheckInputError(f"--dbt-project needs dbt-core and dbt-duckdb; {INSTALL_HINT}.")
+    if not (project / "dbt_project.yml").is_file():
+        raise CheckInputError(
+            f"--dbt-project {project}: no dbt_project.yml there; pass the folder of a dbt project."
+        )
+    if source.count(".") != 1:
+        raise CheckInputError(
+            f"--source {source}: name the dbt source as SOURCE.TABLE (e.g. raw.orders), as in "
+            "{{ source('raw', 'orders') }}."
+        )
+    profile = _profile_name(project)
+    shutil.copytree(project, os.path.join(scratch, "project"), ignore=IGNORED)
+    os.makedirs(os.path.join(scratch, "profiles"))
+    settings = {"threads": 1, "memory_limit": limits.memory_limit}
+    output = {"type": "duckdb", "path": os.path.join(scratch, DATABASE_FILE), "threads": 1}
+    config = {profile: {"target": "check", "outputs": {"check": {**output, "settings": settings}}}}
+    Path(scratch, "profiles", "profiles.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    return DbtProject(scratch, model, "", "", "")
+
+
+BAD_PROJECT = "bad_dbt_project"
+"""The error class a ParseJob reports for a project, model or source the user must fix."""
+
+
+def _resolve(manifest: Any, project: DbtProject, where: str, source: str) -> DbtProject:
+    """The source's and model's relations from a parsed manifest, or a CheckInputError."""
+    source_name, table_name = source.split(".")
+    sources = [
+        s for s in manifest.sources.values() if (s.source_name, s.name) == (source_name, table_name)
+    ]
+    if not sources:
+        known = sorted(f"{s.source_name}.{s.name}" for s in manifest.sources.values())
+        raise CheckInputError(
+            f"--source {source}: no such source in {where} "
+            f"(sources: {', '.join(known) or 'none'}); declare it in a sources .yml file."
+        )
+    model = project.model
+    models = [n for n in manifest.nodes.values() if n.resource_type == "model" and n.name == model]
+    if not models:
+        import difflib
+
+        names = sorted(n.name for n in manifest.nodes.values() if n.resource_type == "model")
+        close = difflib.get_close_matches(model, names, n=1)
+        hint = f" Did you mean '{close[0]}'?" if close else f" Models: {', '.join(names)}."
+        raise CheckInputError(f"--model {model}: no such model in {where}.{hint}")
+    node = models[0]
+    found = sources[0]
+    return dataclasses.replace(
+        project,
+        source_relation=f"{found.schema}.{found.identifier}",
+        source_table=found.identifier,
+        model_relation=f"{node.schema}.{node.alias}",
+    )
+
+
+@dataclass(frozen=True)
+class ParseJob:
+    """Parse the project in the worker (which then keeps the manifest for the replays): its
+    `target` is a one-row table of the resolved relations, or its error a BAD_PROJECT message."""
+
+    project: DbtProject
+    source: str
+    where: str
+    limits: Limits
+    script: None = None
+    engine: str = "duckdb"
+    cap: ResultCap | None = None
+
+    def run(
+        self, engine: Engine, statements: list[Statement], heartbeat: Heartbeat
+    ) -> ReplayResult:
+        with contextlib.redirect_stdout(io.StringIO()):
+            result = _runner().invoke(["parse", *self.project.args()])
+        _close_adapter()
+        if not result.success:
+            lines = str(result.exception or "dbt parse failed").strip().splitlines()
+            detail = " ".join(line.strip() for line in lines if line.strip())[:300]
+            message = f"--dbt-project {self.where}: the project does not parse ({detail})."
+            return ReplayResult(None, RunError(BAD_PROJECT, None, None, message), 0.0, 0)
+        try:
+            resolved = _resolve(result.result, self.project, self.where, self.source)
+        except CheckInputError as exc:
+            return ReplayResult(None, RunError(BAD_PROJECT, None, None, str(exc)), 0.0, 0)
+        from dbt.cli.main import dbtRunner
+
+        _RUNNERS.clear()
+        _RUNNERS[self.project.scratch] = dbtRunner(manifest=result.result)
+        fields = ("source_relation", "source_table", "model_relation")
+        row = {name: [getattr(resolved, name)] for name in fields}
+        return ReplayResult(pa.table(row), None, 0.0, 0)
+
+
+def parsed_project(project: DbtProject, result: ReplayResult) -> DbtProject:
+    """The project with what its ParseJob found; a CheckInputError for what the user must fix."""
+    if result.error is not None:
+        if result.error.error_class == BAD_PROJECT:
+            raise CheckInputError(result.error.message)
+        raise CheckInputError(
+            f"dbt could not parse the project ({result.error.error_class}: "
+            f"{result.error.message.splitlines()[0] if result.error.message else ''})."
+        )
+    assert result.target is not None
+    return dataclasses.replace(project, **result.target.to_pylist()[0])
+
+
+def dbt_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"dbt-core {version('dbt-core')}, dbt-duckdb {version('dbt-duckdb')}"
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def _close_adapter() -> None:
+    """Close dbt-duckdb's process-wide connection, so the next replay's new file is really new
+    (otherwise DuckDB's instance cache hands back the old database)."""
+    try:
+        from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+    except ImportError:
+        return
+    env = DuckDBConnectionManager._ENV
+    if env is not None:
+        with contextlib.suppress(Exception):
+            env.close()
+    DuckDBConnectionManager._ENV = None
+
+
+def _failure(result: Any) -> str:
+    """What made a dbt invocation fail, in one message."""
+    if result.exception is not None:
+        return str(result.exception).strip()
+    for node in getattr(result.result, "results", None) or ():
+        if str(node.status).lower() in ("error", "fail", "runstatus.error"):
+            return f"{node.node.name}: {str(node.message).strip()}"
+    return "dbt run failed"
+
+
+def _warm_runner(project: DbtProject) -> Any:
+    """The dbtRunner holding the project's parsed manifest (ParseJob made it in this worker), so
+    a run skips parsing; a plain one if this worker is not the one that parsed."""
+    return _RUNNERS.get(project.scratch) or _runner()
+
+
+@dataclass(frozen=True)
+class DbtCheckJob:
+    """One replay of the dbt model in the worker (or, with `first_arrivals`, its full refresh)."""
+
+    project: DbtProject
+    limits: Limits
+    log: LogFile
+    schedule: Any
+    mode: Mode
+    arrival_column: str | None
+    first_arrivals: np.ndarray | None = field(default=None, repr=False)
+    script: None = None
+    engine: str = "duckdb"
+    cap: ResultCap | None = None
+
+    def run(
+        self, engine: Engine, statements: list[Statement], heartbeat: Heartbeat
+    ) -> ReplayResult:
+        runner = _warm_runner(self.project)
+        log = self.log.load()
+        full = self.schedule is None
+        schedule = full_refresh_schedule(log) if full else self.schedule
+        base = arrival_base(log)
+        deadline = time.monotonic() + self.limits.replay_timeout
+        database = self.project.database
+        _close_adapter()
+        for path in (database, database + ".wal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)
+        spent = 0.0
+        runs = 0
+        selector = [
+            "run",
+            "--select",
+            f"+{self.project.model}",
+            "--no-write-json",
+            "--no-populate-cache",
+            *self.project.args(),
+        ]
+        for index, delivery in enumerate(schedule.deliveries):
+            attempts = 2 if delivery.crash is not None else 1
+            for attempt in range(attempts):
+                stamps = self.first_arrivals if full else stamp(base, index, attempt)
+                table = delivered_table(
+                    log, delivery.rows, delivery.omit_columns, self.arrival_column, stamps
+                )
+                try:
+                    self._land(table)
+                except duckdb.Error as exc:  # e.g. the model dropped or reshaped the source
+                    message = f"loading the delivery into {self.project.source_relation}: {exc}"
+                    error = RunError("sql_error", delivery.batch_id, None, message)
+                    return ReplayResult(None, error, spent, runs)
+                if attempt < attempts - 1:
+                    continue  # the crash: the run after this landing never happened
+                if time.monotonic() > deadline:
+                    message = f"the replay exceeded its {self.limits.replay_timeout:g} s budget"
+                    return ReplayResult(
+                        None, RunError("timeout", delivery.batch_id, None, message), spent, runs
+                    )
+                heartbeat(delivery.batch_id, 1)
+                started = time.perf_counter()
+                with contextlib.redirect_stdout(io.StringIO()):
+                    result = runner.invoke([*selector, *(["--full-refresh"] if full else [])])
+                _close_adapter()
+                spent += time.perf_counter() - started
+                runs += 1
+                if not result.success:
+                    error = RunError("sql_error", delivery.batch_id, None, _failure(result))
+                    return ReplayResult(None, error, spent, runs)
+        heartbeat(schedule.deliveries[-1].batch_id, None)
+        return self._read_target(spent, runs, schedule.deliveries[-1].batch_id)
+
+    def _land(self, table: pa.Table) -> None:
+        con = duckdb.connect(self.project.database, config={"threads": 1})
+        try:
+            session = DuckDBSession(con.cursor())
+            if self.mode == "batch":
+                schema, name = self.project.source_relation.split(".")
+                con.execute(f'DROP TABLE IF EXISTS "{schema}"."{name}"')
+            session.append_batch(self.project.source_relation, table)
+        finally:
+            con.close()
+
+    def _read_target(self, spent: float, runs: int, last: int) -> ReplayResult:
+        schema, name = self.project.model_relation.split(".")
+        con = duckdb.connect(self.project.database, config={"threads": 1})
+        try:
+            table = con.sql(f'SELECT * FROM "{schema}"."{name}"').to_arrow_table()
+        except duckdb.CatalogException:
+            message = f"model relation {self.project.model_relation} does not exist after the last delivery"
+            return ReplayResult(None, RunError("missing_target", last, None, message), spent, runs)
+        finally:
+            con.close()
+        return ReplayResult(table, None, spent, runs)

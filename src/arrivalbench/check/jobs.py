@@ -1,0 +1,115 @@
+"""The SQL pipeline's replay job for the sandbox worker: the suite's replay over the user's log.
+
+The worker reads the log from an Arrow file the parent wrote once (memory-mapped, cached per
+worker), so a job carries only the schedule; the pipeline is screened and run under the same
+limits, watchdog and crash semantics as `grade`, with the source table loaded by
+check.delivery instead of `<source>_batch`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from arrivalbench.check.delivery import Mode, delivered_table, deliverer, land
+from arrivalbench.engines import Engine, Limits, Session, Statement
+from arrivalbench.logs import Log
+from arrivalbench.replay import Heartbeat, ReplayResult, ResultCap, replay
+from arrivalbench.schedules import Delivery, Schedule
+
+
+@dataclass(frozen=True)
+class LogFile:
+    """A log saved as an Arrow file, with what rebuilds the `Log` around it."""
+
+    path: str
+    source: object  # the SourceSpec (model_construct'ed: a user's source has no generator)
+    key_column: str
+    time_column: str
+
+    @classmethod
+    def save(cls, log: Log, path: str) -> LogFile:
+        with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, log.table.schema) as writer:
+            writer.write_table(log.table)
+        return cls(path, log.source, log.key_column, log.time_column)
+
+    def load(self) -> Log:
+        cached = _LOGS.get(self.path)
+        if cached is None:
+            table = pa.ipc.open_file(pa.memory_map(self.path)).read_all()
+            cached = Log(
+                task_id="check",
+                kind="hidden",
+                seed=0,
+                source=self.source,  # type: ignore[arg-type]
+                table=table,
+                key_column=self.key_column,
+                time_column=self.time_column,
+            )
+            _LOGS.clear()
+            _LOGS[self.path] = cached
+        return cached
+
+
+_LOGS: dict[str, Log] = {}
+
+
+def full_refresh_schedule(log: Log) -> Schedule:
+    """Every event once, in canonical order, as one delivery: what the full refresh runs over."""
+    return Schedule(
+        name="full_refresh",
+        task_id="check",
+        seed=0,
+        log_kind="hidden",
+        log_seed=0,
+        log_fingerprint="",
+        source=log.source.name,
+        deliveries=(Delivery(batch_id=1, rows=tuple(range(log.n))),),
+    )
+
+
+@dataclass(frozen=True)
+class SqlCheckJob:
+    """One replay of the user's SQL pipeline (or, with `first_arrivals`, its full refresh)."""
+
+    script: str
+    limits: Limits
+    log: LogFile
+    schedule: Schedule | None
+    """None for the full refresh: every event once, in one delivery."""
+    source_table: str
+    target: str
+    mode: Mode
+    arrival_column: str | None
+    first_arrivals: np.ndarray | None = field(default=None, repr=False)
+    engine: str = "duckdb"
+    cap: ResultCap | None = None
+
+    def run(
+        self, engine: Engine, statements: list[Statement], heartbeat: Heartbeat
+    ) -> ReplayResult:
+        log = self.log.load()
+        if self.schedule is None:
+            schedule = full_refresh_schedule(log)
+            stamps = self.first_arrivals
+
+            def deliver(session: Session, delivery: Delivery, attempt: int) -> None:
+                table = delivered_table(log, delivery.rows, (), self.arrival_column, stamps)
+                land(session, self.source_table, table, self.mode)
+
+        else:
+            schedule = self.schedule
+            deliver = deliverer(log, schedule, self.source_table, self.mode, self.arrival_column)
+        return replay(
+            engine,
+            statements,
+            schedule,
+            log,
+            self.target,
+            self.limits,
+            heartbeat=heartbeat,
+            cap=self.cap,
+            deliver=deliver,
+        )

@@ -1,0 +1,373 @@
+"""`arrivalbench check`: the user's pipeline over the user's log, against its own full refresh.
+
+The differential oracle is what lets `check` work on any pipeline without a reference: the
+same pipeline (or dbt model) run once over the complete log, each event once, in a fresh
+database (`dbt run --full-refresh` for dbt) gives the expected table; `--oracle FILE.sql`
+gives a batch query over the complete log instead. Every schedule of the suite that the log can
+carry is replayed; a hazard the log gives nothing to work with (schema evolution without
+`--evolving-column`, a backfill without a day of several events) is skipped with the reason.
+With an arrival column, the full refresh sees each event with its first arrival time, which
+differs between schedules: it is recomputed per distinct set of first arrivals.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from arrivalbench import __version__
+from arrivalbench.check.delivery import MODES, Mode, arrival_base, first_arrivals
+from arrivalbench.check.jobs import LogFile, SqlCheckJob
+from arrivalbench.check.log import LogColumns, read_log
+from arrivalbench.check.verdict import compare_tables, drop_ignored, target_spec
+from arrivalbench.engines import Limits, get_engine
+from arrivalbench.errors import CheckInputError, UnknownNameError, UsageError
+from arrivalbench.grade import RECORD_FORMAT, artifact_sha256
+from arrivalbench.logs import Log
+from arrivalbench.replay import ReplayResult, RunError
+from arrivalbench.sandbox import Sandbox
+from arrivalbench.schedules import REGISTRY, Schedule
+from arrivalbench.seeds import derive_seed
+
+CHECK_SCHEDULES: tuple[str, ...] = tuple(n for n in REGISTRY if n != "snapshot")
+"""The suite's schedules but the snapshot (with one log, it is single_batch)."""
+
+
+@dataclass(frozen=True)
+class CheckConfig:
+    """Everything one check needs; exactly one of `pipeline` and `dbt_project` is set."""
+
+    log: str
+    columns: LogColumns
+    seed: int
+    limits: Limits
+    pipeline: Path | None = None
+    source_table: str | None = None
+    target: str | None = None
+    dbt_project: Path | None = None
+    model: str | None = None
+    source: str | None = None
+    mode: Mode | None = None
+    schedules: str | None = None
+    oracle: Path | None = None
+    ignore_columns: tuple[str, ...] = ()
+
+    @property
+    def is_dbt(self) -> bool:
+        return self.dbt_project is not None
+
+    @property
+    def resolved_mode(self) -> Mode:
+        return self.mode or ("landing" if self.is_dbt else "batch")
+
+
+def validate(config: CheckConfig) -> None:
+    """Refuse a combination of options that cannot work, before anything is read."""
+    if (config.pipeline is None) == (config.dbt_project is None):
+        raise UsageError("check: give either --pipeline P.sql or --dbt-project DIR, not both.")
+    if config.pipeline is not None:
+        for flag, value in (("--source-table", config.source_table), ("--target", config.target)):
+            if not value:
+                raise UsageError(f"check --pipeline needs {flag}.")
+        for flag, value in (("--model", config.model), ("--source", config.source)):
+            if value:
+                raise UsageError(f"check: {flag} is for --dbt-project; with --pipeline give none.")
+    else:
+        for flag, value in (("--model", config.model), ("--source", config.source)):
+            if not value:
+                raise UsageError(f"check --dbt-project needs {flag}.")
+        for flag, value in (("--source-table", config.source_table), ("--target", config.target)):
+            if value:
+                raise UsageError(
+                    f"check: {flag} is for --pipeline; a dbt model's source is --source "
+                    "SOURCE.TABLE and its target is the model's relation."
+                )
+    if config.target and "." in config.target:
+        raise UsageError(
+            f"--target {config.target}: give the table's name alone; the pipeline's tables live "
+            "in its database's default schema."
+        )
+    if config.source_table and "." in config.source_table and config.resolved_mode == "batch":
+        raise UsageError(
+            f"--source-table {config.source_table}: in batch mode the delivery is a TEMP table, "
+            "which has no schema; give the name alone, or use --mode landing."
+        )
+    if config.mode is not None and config.mode not in MODES:
+        raise UsageError(f"--mode {config.mode}: give batch or landing.")
+    if config.oracle is not None and not config.oracle.is_file():
+        raise CheckInputError(f"--oracle {config.oracle}: file not found; pass a .sql query.")
+
+
+def resolve(selection: str | None) -> list[str]:
+    """--schedules: None or 'all' for every check schedule, or comma-separated names."""
+    if selection is None or selection.strip() in ("", "all", "default"):
+        return list(CHECK_SCHEDULES)
+    names = list(dict.fromkeys(s.strip() for s in selection.split(",") if s.strip()))
+    if not names:
+        raise UsageError(f"--schedules {selection!r}: names no schedule; give 'all' or names.")
+    for name in names:
+        if name not in CHECK_SCHEDULES:
+            raise UnknownNameError("schedule", name, CHECK_SCHEDULES)
+    return names
+
+
+def plan(log: Log, names: list[str], seed: int) -> tuple[dict[str, Schedule], dict[str, str]]:
+    """The schedules to replay, and the skipped ones with the reason."""
+    built: dict[str, Schedule] = {}
+    skipped: dict[str, str] = {}
+    for name in names:
+        kind = REGISTRY[name]
+        if name == "schema_evolution" and not log.source.evolving_column:
+            skipped[name] = (
+                "needs --evolving-column: a column that is NULL early in the log and appears "
+                "mid-stream"
+            )
+            continue
+        schedule = kind.build(log, derive_seed("check", name, seed))
+        if kind.group != "benign" and not schedule.bites():
+            skipped[name] = (
+                f"this log gives it nothing to perturb ({dict(schedule.perturbation)}); "
+                "a longer log, or one spanning more days, would"
+            )
+            continue
+        built[name] = schedule
+    return built, skipped
+
+
+def schedule_digest(schedule: Schedule, log_fingerprint: str) -> str:
+    """sha256 of what a replay delivered: the schedule's rows, crashes and omitted columns, and
+    the log's fingerprint (a user's schedule is not written to a file, so this stands for one)."""
+    data = {
+        "name": schedule.name,
+        "seed": schedule.seed,
+        "log": log_fingerprint,
+        "deliveries": [
+            [d.batch_id, list(d.rows), d.crash and [d.crash.slot, d.crash.of], list(d.omit_columns)]
+            for d in schedule.deliveries
+        ],
+    }
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _project_sha256(project: Path) -> str:
+    """sha256 over a dbt project's files (paths and bytes), target and logs left out."""
+    digest = hashlib.sha256()
+    for path in sorted(project.rglob("*")):
+        parts = path.relative_to(project).parts
+        if not path.is_file() or parts[0] in ("target", "logs", ".git", "dbt_packages"):
+            continue
+        if path.suffix in (".duckdb", ".wal"):
+            continue
+        digest.update(str(Path(*parts)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+@dataclass
+class Check:
+    """One check: the log, the scratch folder, the runner of replays and oracles."""
+
+    config: CheckConfig
+    on_progress: Callable[[str, int, int, dict[str, Any] | None], None] = lambda *a: None
+    _scratch: str = field(default="", init=False)
+    _sandbox: Sandbox = field(default_factory=Sandbox, init=False, repr=False)
+
+    def run(self, script: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+        config = self.config
+        validate(config)
+        names = resolve(config.schedules)
+        self._scratch = tempfile.mkdtemp(prefix="arrivalbench-check-")
+        self._sandbox = Sandbox()
+        try:
+            return self._run(script, names)
+        finally:
+            self._sandbox.close()
+            shutil.rmtree(self._scratch, ignore_errors=True)
+
+    def _run(self, script: str | None, names: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+        config = self.config
+        mode = config.resolved_mode
+        project = None
+        sandbox = self._sandbox
+        log = read_log(config.log, config.columns, config.source or config.source_table or "")
+        if config.is_dbt:
+            from arrivalbench.check.dbt import ParseJob, copy_project, parsed_project
+
+            assert config.dbt_project and config.model and config.source
+            project = copy_project(
+                config.dbt_project, config.model, config.source, self._scratch, config.limits
+            )
+            parse = ParseJob(project, config.source, str(config.dbt_project), config.limits)
+            project = parsed_project(project, sandbox.run(parse))
+            oracle_table, target = project.source_table, config.model
+        else:
+            assert config.source_table and config.target
+            oracle_table, target = config.source_table, config.target
+        schedules, skipped = plan(log, names, config.seed)
+        fingerprint = log.fingerprint()
+        log_file = LogFile.save(log, str(Path(self._scratch, "log.arrow")))
+        oracle_sql = None
+        if config.oracle is not None:
+            oracle_sql = config.oracle.read_text(encoding="utf-8")
+        arrival = config.columns.arrival_column
+        expected_cache: dict[str, pa.Table | RunError] = {}
+        verdicts: dict[str, Any] = {}
+        timings: dict[str, Any] = {}
+        base = arrival_base(log)
+
+        def job(schedule: Schedule | None, stamps: np.ndarray | None) -> Any:
+            if project is not None:
+                from arrivalbench.check.dbt import DbtCheckJob
+
+                return DbtCheckJob(
+                    project, config.limits, log_file, schedule, mode, arrival, stamps
+                )
+            assert script is not None and config.source_table and config.target
+            return SqlCheckJob(
+                script,
+                config.limits,
+                log_file,
+                schedule,
+                config.source_table,
+                config.target,
+                mode,
+                arrival,
+                stamps,
+            )
+
+        def expected_for(schedule: Schedule, sandbox: Sandbox) -> pa.Table | RunError:
+            stamps = first_arrivals(log, schedule, base) if arrival else None
+            key = "" if stamps is None else hashlib.sha256(stamps.tobytes()).hexdigest()
+            if key not in expected_cache:
+                if oracle_sql is not None:
+                    expected_cache[key] = self._query_oracle(log, oracle_table, oracle_sql, stamps)
+                else:
+                    started = time.perf_counter()
+                    result = sandbox.run(job(None, stamps))
+                    expected_cache[key] = _table_or_error(result)
+                    spent = timings.setdefault(
+                        "full_refresh", {"wall_seconds": 0.0, "statement_seconds": 0.0, "runs": 0}
+                    )
+                    spent["wall_seconds"] += round(time.perf_counter() - started, 6)
+                    spent["statement_seconds"] += round(result.statement_seconds, 6)
+                    spent["runs"] += 1
+            return expected_cache[key]
+
+        total = len(schedules)
+        for i, (name, schedule) in enumerate(schedules.items()):
+            self.on_progress(name, i, total, None)
+            expected = expected_for(schedule, sandbox)
+            started = time.perf_counter()
+            result = sandbox.run(job(schedule, None))
+            if result.empty_script:
+                assert result.error is not None
+                raise CheckInputError(
+                    f"{config.pipeline}: {result.error.message}; give at least one statement."
+                )
+            entry = self._verdict(expected, result, target, config)
+            entry["schedule_sha256"] = schedule_digest(schedule, fingerprint)
+            verdicts[name] = entry
+            timings[name] = {  # the full refresh's own time is timings["full_refresh"]
+                "wall_seconds": round(time.perf_counter() - started, 6),
+                "statement_seconds": round(result.statement_seconds, 6),
+            }
+            self.on_progress(name, i + 1, total, entry)
+        if config.is_dbt:
+            from arrivalbench.check.dbt import dbt_version
+
+            assert config.dbt_project is not None
+            sha = _project_sha256(config.dbt_project)
+            extra: dict[str, Any] = {"model": config.model, "dbt_version": dbt_version()}
+        else:
+            assert script is not None
+            sha = artifact_sha256(script)
+            extra = {}
+        engine = get_engine("duckdb")
+        record = {
+            "format": RECORD_FORMAT,
+            "task": target,
+            "artifact_sha256": sha,
+            "engine": engine.name,
+            "engine_version": engine.version,
+            "harness_version": __version__,
+            "seed": config.seed,
+            "verdicts": verdicts,
+            "mode": mode,
+            "oracle": "full_refresh" if config.oracle is None else str(config.oracle),
+            "skipped": skipped,
+            "log_fingerprint": fingerprint,
+            **extra,
+        }
+        return record, timings
+
+    def _query_oracle(
+        self, log: Log, table_name: str, sql: str, stamps: np.ndarray | None
+    ) -> pa.Table | RunError:
+        """The user's --oracle query over the complete log (each event once, first arrivals)."""
+        from arrivalbench.check.delivery import delivered_table
+
+        complete = delivered_table(
+            log, np.arange(log.n), (), self.config.columns.arrival_column, stamps
+        )
+        engine = get_engine("duckdb")
+        try:
+            return engine.query({table_name: complete}, sql)
+        except Exception as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise CheckInputError(
+                f"--oracle {self.config.oracle}: the query failed ({first})."
+            ) from None
+
+    def _verdict(
+        self,
+        expected: pa.Table | RunError,
+        result: ReplayResult,
+        target: str,
+        config: CheckConfig,
+    ) -> dict[str, Any]:
+        if result.error is not None:  # the replay's own error says most
+            error = result.error
+            return {
+                "verdict": "ERROR",
+                "error_class": error.error_class,
+                "batch": error.batch,
+                "statement": error.statement,
+                "message": error.message,
+            }
+        if isinstance(expected, RunError):
+            return {
+                "verdict": "ERROR",
+                "error_class": "oracle_failed",
+                "batch": None,
+                "statement": expected.statement,
+                "message": f"the full refresh over the complete log failed: {expected.message}",
+            }
+        assert result.target is not None
+        wanted = drop_ignored(expected, config.ignore_columns)
+        spec = target_spec(wanted, target, config.columns.key)
+        comparison = compare_tables(wanted, result.target, spec, config.ignore_columns)
+        if comparison.equal:
+            return {"verdict": "PASS"}
+        return {"verdict": "FAIL", "diff": comparison.diff}
+
+
+def _table_or_error(result: ReplayResult) -> pa.Table | RunError:
+    if result.error is not None:
+        return result.error
+    assert result.target is not None
+    return result.target
+
+
+def exit_code(record: dict[str, Any]) -> int:
+    """0 when every replayed schedule PASSes, 1 when any FAILs or ERRORs (skipped ones aside)."""
+    return 0 if all(e["verdict"] == "PASS" for e in record["verdicts"].values()) else 1

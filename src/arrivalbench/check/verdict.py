@@ -1,0 +1,64 @@
+"""Comparing a replay's final table with the oracle's, for a target nobody declared.
+
+The expected table's own columns and types are the declaration; columns named by
+`--ignore-column` are dropped from both sides first. Rows match as a bag on a key chosen from
+the expected table: the log's `--key` when the target carries it once per row, else the
+shortest run of leading exact (non-floating) columns that is unique (pipelines list their key
+first: `day` of `day, orders, revenue`), else every column. The suite's
+typed, lossless comparison (compare.compare) does the rest.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import pyarrow as pa
+
+from arrivalbench.compare import Comparison, compare
+from arrivalbench.spec import TargetSpec
+from arrivalbench.sqltypes import is_float
+
+
+def drop_ignored(table: pa.Table, ignore: tuple[str, ...]) -> pa.Table:
+    lower = {c.lower() for c in ignore}
+    drop = [n for n in table.column_names if n.lower() in lower]
+    return table.drop_columns(drop) if drop else table
+
+
+def _unique(con: duckdb.DuckDBPyConnection, columns: list[str]) -> bool:
+    listed = ", ".join('"' + c.replace('"', '""') + '"' for c in columns)
+    row = con.execute(
+        f"SELECT count(*) = count(DISTINCT ({listed})) FROM expected_in"
+        if len(columns) > 1
+        else f"SELECT count(*) = count(DISTINCT {listed}) AND count(*) = count({listed}) "
+        "FROM expected_in"
+    ).fetchall()[0]
+    return bool(row[0])
+
+
+def target_spec(expected: pa.Table, name: str, event_key: str) -> TargetSpec:
+    """The declaration compare needs, read off the expected table."""
+    con = duckdb.connect(config={"threads": 1, "enable_external_access": False})
+    try:
+        con.register("expected_in", expected)
+        types = {
+            column: kind
+            for column, kind, *_ in con.execute("DESCRIBE SELECT * FROM expected_in").fetchall()
+        }
+        names = list(types)
+        by_lower = {c.lower(): c for c in names}
+        exact = [c for c in names if not is_float(types[c])]
+        if event_key.lower() in by_lower and _unique(con, [by_lower[event_key.lower()]]):
+            key = [by_lower[event_key.lower()]]
+        else:
+            key = next(
+                (exact[:k] for k in range(1, len(exact) + 1) if _unique(con, exact[:k])), names
+            )
+    finally:
+        con.close()
+    return TargetSpec.model_construct(name=name, columns=types, key=key, tolerance={})
+
+
+def compare_tables(
+    expected: pa.Table, actual: pa.Table, spec: TargetSpec, ignore: tuple[str, ...]
+) -> Comparison:
+    return compare(expected, drop_ignored(actual, ignore), spec)

@@ -1,0 +1,281 @@
+"""Counterfactual oracles: the target under named wrong semantics, derived from the log and the schedule.
+
+Each semantics transforms what the schedule delivered (the bag of rows with copies, their batches,
+their arrival order, crash points, omitted columns) into a set of source tables and runs the
+task's own oracle.sql over it; nothing here knows a task. A pipeline whose final table equals one
+of these tables (by the grader's typed comparison) made that mistake. A semantics whose table
+equals the true oracle's explains nothing and is skipped; several variants of one semantics (a
+watermark compared with `>` or `>=`, per source or for all) each get their chance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from arrivalbench.compare import compare
+from arrivalbench.engines import Engine
+from arrivalbench.errors import OracleError
+from arrivalbench.logs import Log
+from arrivalbench.oracle import oracle_over
+from arrivalbench.schedules import Schedule
+from arrivalbench.spec import Task
+
+SENTENCES: dict[str, str] = {
+    "duplicates_counted": (
+        "An event delivered more than once is counted once per copy: the table equals the truth "
+        "computed over every delivered row, copies included."
+    ),
+    "late_dropped": (
+        "An event older than the newest one already loaded is dropped: the table equals the truth "
+        "computed without the events that arrived after a newer one."
+    ),
+    "arrival_order_wins": (
+        "The row received last wins, not the one with the latest event time: the table equals "
+        "the truth with arrival order taken for event order."
+    ),
+    "batch_only": (
+        "Only the last delivery counts: each run replaces what earlier runs built, so the table "
+        "equals the truth computed over the last batch alone."
+    ),
+    "crash_partial_apply": (
+        "A run stopped part-way leaves its first statements' work committed, and the rerun of the "
+        "same batch applies it twice (or skips it): the same schedule without the crash passes."
+    ),
+    "schema_column_lost": (
+        "A column that appeared mid-stream is lost, NULL for the rows delivered before it "
+        "appeared or for every row: the table equals the truth with those values missing."
+    ),
+    "unclassified": (
+        "The table equals none of the named wrong semantics; read the first batch where it left "
+        "the truth, and the rows that differ there."
+    ),
+}
+LABELS: tuple[str, ...] = tuple(SENTENCES)
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """One delivered row: its spine position, 0-based delivery index and arrival rank."""
+
+    row: int
+    batch: int
+    seq: int
+
+
+def arrivals(schedule: Schedule) -> list[Arrival]:
+    seq = 0
+    out = []
+    for b, delivery in enumerate(schedule.deliveries):
+        for row in delivery.rows:
+            out.append(Arrival(row, b, seq))
+            seq += 1
+    return out
+
+
+def _first(arrived: list[Arrival]) -> list[Arrival]:
+    seen: set[int] = set()
+    firsts = []
+    for a in arrived:
+        if a.row not in seen:
+            seen.add(a.row)
+            firsts.append(a)
+    return firsts
+
+
+Variant = Callable[[Log, Schedule], Iterator[dict[str, pa.Table]]]
+
+
+def _tables(log: Log, rows: list[int]) -> dict[str, pa.Table]:
+    return log.subset_tables(sorted(rows))
+
+
+def duplicates_counted(log: Log, schedule: Schedule) -> Iterator[dict[str, pa.Table]]:
+    """Every copy counted; or only the copies within the batch where the event first came
+    (a guard against history that lets a batch's own copies through)."""
+    arrived = arrivals(schedule)
+    rows = [a.row for a in arrived]
+    if len(set(rows)) == len(rows):
+        return
+    yield _tables(log, rows)
+    first_batch = {a.row: a.batch for a in reversed(arrived)}
+    yield _tables(log, [a.row for a in arrived if a.batch == first_batch[a.row]])
+
+
+def late_dropped(log: Log, schedule: Schedule) -> Iterator[dict[str, pa.Table]]:
+    """A watermark per source: an event older than (or as old as) the newest one of earlier
+    batches is dropped; for each source alone and for every source at once."""
+    firsts = _first(arrivals(schedule))
+    ts = log.ts_micros()
+    source = log.spine.source
+    n_sources = len(log.sources)
+    scopes = [{i} for i in range(n_sources)] + ([set(range(n_sources))] if n_sources > 1 else [])
+    for scope in scopes:
+        for strict in (False, True):
+            kept: list[int] = []
+            newest: dict[int, int] = {}
+            batch_newest: dict[int, int] = {}
+            current = -1
+            for a in firsts:
+                if a.batch != current:
+                    for s, t in batch_newest.items():
+                        newest[s] = max(newest.get(s, t), t)
+                    batch_newest, current = {}, a.batch
+                s, t = int(source[a.row]), int(ts[a.row])
+                batch_newest[s] = max(batch_newest.get(s, t), t)
+                mark = newest.get(s)
+                late = mark is not None and (t <= mark if strict else t < mark)
+                if not (late and s in scope):
+                    kept.append(a.row)
+            yield _tables(log, kept)
+
+
+def arrival_order_wins(log: Log, schedule: Schedule) -> Iterator[dict[str, pa.Table]]:
+    """For sources with an entity key: only the row received last of each entity; or each
+    entity's event times (and ids) handed out again in arrival order, so the last received is
+    the newest."""
+    keys = log.entity_keys()
+    if keys is None:
+        return
+    arrived = arrivals(schedule)
+    last_of: dict[int, int] = {}
+    order: dict[int, int] = {}
+    for a in arrived:
+        last_of[int(keys[a.row])] = a.row
+        order[a.row] = a.seq  # the last arrival of an event is its place in arrival order
+    keyed = [row for row in order if keys[row] >= 0]
+    if not keyed:
+        return
+    unkeyed = [row for row in order if keys[row] < 0]
+    yield _tables(log, [row for k, row in last_of.items() if k >= 0] + unkeyed)
+    yield _retimed(log, sorted(order), keys, order)
+
+
+def _retimed(
+    log: Log, rows: list[int], keys: np.ndarray, order: dict[int, int]
+) -> dict[str, pa.Table]:
+    """Per entity, its sorted (ts_event, event_id) pairs assigned to its events in arrival order."""
+    by_entity: dict[int, list[int]] = {}
+    for row in rows:
+        if keys[row] >= 0:
+            by_entity.setdefault(int(keys[row]), []).append(row)
+    ts, ids = log.ts_micros(), log.event_ids()
+    new_ts = {row: int(ts[row]) for row in rows}
+    new_id = {row: int(ids[row]) for row in rows}
+    for members in by_entity.values():
+        pairs = sorted((int(ts[r]), int(ids[r])) for r in members)
+        for row, (t, e) in zip(sorted(members, key=order.__getitem__), pairs, strict=True):
+            new_ts[row], new_id[row] = t, e
+    tables = {}
+    for name, (positions, where) in log.split(np.array(rows, dtype=np.int64)).items():
+        table = log.tables[name].take(pa.array(positions, pa.int64()))
+        spine_rows = [rows[int(i)] for i in where]
+        tables[name] = _replace(
+            _replace(
+                table,
+                "ts_event",
+                pa.array([new_ts[r] for r in spine_rows], pa.int64()).cast(
+                    table.schema.field("ts_event").type
+                ),
+            ),
+            "event_id",
+            pa.array([new_id[r] for r in spine_rows], pa.int64()).cast(
+                table.schema.field("event_id").type
+            ),
+        )
+    return tables
+
+
+def _replace(table: pa.Table, column: str, values: pa.Array) -> pa.Table:
+    return table.set_column(table.schema.get_field_index(column), column, values)
+
+
+def batch_only(log: Log, schedule: Schedule) -> Iterator[dict[str, pa.Table]]:
+    """The last delivery alone: its distinct events, or its rows with copies."""
+    if len(schedule.deliveries) < 2:
+        return
+    last = list(schedule.deliveries[-1].rows)
+    yield _tables(log, list(set(last)))
+    if len(set(last)) != len(last):
+        yield _tables(log, last)
+
+
+def crash_partial_apply(log: Log, schedule: Schedule) -> Iterator[dict[str, pa.Table]]:
+    """A crashed delivery's rows applied twice, or not at all."""
+    crashed = [d for d in schedule.deliveries if d.crash is not None]
+    if not crashed:
+        return
+    distinct = sorted({row for d in schedule.deliveries for row in d.rows})
+    again = [row for d in crashed for row in sorted(set(d.rows))]
+    yield _tables(log, distinct + again)
+    elsewhere = {row for d in schedule.deliveries if d.crash is None for row in d.rows}
+    lost = {row for d in crashed for row in d.rows} - elsewhere
+    yield _tables(log, [row for row in distinct if row not in lost])
+
+
+def schema_column_lost(log: Log, schedule: Schedule) -> Iterator[dict[str, pa.Table]]:
+    """The evolving column NULL for every event first delivered in a batch that lacked it; or
+    NULL throughout (a table whose columns were fixed by the first batch never picks it up)."""
+    evolving = log.evolving()
+    if evolving is None:
+        return
+    name, column, _ = evolving
+    lacking = {
+        row for d in schedule.deliveries if f"{name}.{column}" in d.omit_columns for row in d.rows
+    }
+    if not lacking:
+        return
+    firsts = sorted(a.row for a in _first(arrivals(schedule)))
+    for blank in ({row for row in firsts if row in lacking}, set(firsts)):
+        yield _blanked(log, firsts, name, column, blank)
+
+
+def _blanked(
+    log: Log, rows: list[int], name: str, column: str, blank: set[int]
+) -> dict[str, pa.Table]:
+    """The source tables of these rows with `column` of source `name` NULL on the `blank` rows."""
+    tables = log.subset_tables(rows)
+    _, where = log.split(np.array(rows, dtype=np.int64))[name]
+    mask = pa.array([rows[int(i)] in blank for i in where], pa.bool_())
+    table = tables[name]
+    nulls = pa.nulls(table.num_rows, table.schema.field(column).type)
+    tables[name] = _replace(table, column, pc.if_else(mask, nulls, table.column(column)))
+    return tables
+
+
+SEMANTICS: dict[str, Variant] = {
+    "duplicates_counted": duplicates_counted,
+    "late_dropped": late_dropped,
+    "arrival_order_wins": arrival_order_wins,
+    "batch_only": batch_only,
+    "crash_partial_apply": crash_partial_apply,
+    "schema_column_lost": schema_column_lost,
+}
+
+
+def diagnose(
+    task: Task,
+    log: Log,
+    schedule: Schedule,
+    actual: pa.Table,
+    expected: pa.Table,
+    engine: Engine,
+) -> list[str]:
+    """The labels whose counterfactual table equals `actual` (and differs from `expected`)."""
+    labels = []
+    for label, variants in SEMANTICS.items():
+        for tables in variants(log, schedule):
+            try:
+                table = oracle_over(task, tables, engine, f"the {label} counterfactual")
+            except OracleError:
+                continue
+            if compare(expected, table, task.spec.target).equal:
+                continue
+            if compare(table, actual, task.spec.target).equal:
+                labels.append(label)
+                break
+    return labels
