@@ -209,8 +209,10 @@ def test_hazard_that_nothing_notices_is_rejected(grader, copy_task, edit_spec):
     result = gate_task(load_task(folder), grader)
     assert not any(name.startswith("baseline:") for name in result.verdicts)
     assert result.verdicts[GOLD]["snapshot"] == "PASS"  # the split oracle gives the same target
+    rule_controls = {r.control for r in result.task.spec.rules}  # wrong on purpose, everywhere
     for name, row in result.verdicts.items():
-        assert row["duplicate_delivery"] == row["in_order_stream"] == "PASS", name
+        if name not in rule_controls:
+            assert row["duplicate_delivery"] == row["in_order_stream"] == "PASS", name
     assert result.earned_by["duplicate_delivery"] == []
     for hazard in result.task.spec.hazards:
         if hazard != "duplicate_delivery":
@@ -240,7 +242,12 @@ def test_declaration_only_batch_only_reacts_to_is_rejected(grader, copy_task, ed
     assert in_order["diff"] != duplicated["diff"]  # what the old rule took for "noticed"
 
     result = gate_task(task, grader)
-    reacting = [a for a, row in result.verdicts.items() if row["duplicate_delivery"] != "PASS"]
+    rule_controls = {r.control for r in task.spec.rules}  # wrong on purpose, everywhere
+    reacting = [
+        a
+        for a, row in result.verdicts.items()
+        if row["duplicate_delivery"] != "PASS" and a not in rule_controls
+    ]
     assert reacting == ["baseline:batch_only"]
     assert result.earned_by["duplicate_delivery"] == []
     (unearned,) = result.violations
@@ -498,6 +505,38 @@ def test_regression_refund_rate_of_zero_gross_not_null_fails(grader):
         grader, "refund_rate_modify", "controls/zero_gross_rate_zero.sql"
     )
     assert verdicts["snapshot"] == verdicts["single_batch"] == "FAIL"
+
+
+@pytest.mark.parametrize(
+    ("task_id", "control"),
+    [
+        ("daily_sessions", "controls/split_at_30_minutes.sql"),
+        ("daily_sessions", "controls/equal_times_split.sql"),
+        ("session_stats_repair", "controls/split_at_30_minutes.sql"),
+        ("session_stats_repair", "controls/equal_times_split.sql"),
+        ("tier_revenue", "controls/strictly_before.sql"),
+        ("daily_funnel", "controls/no_viewers_rate_zero.sql"),
+        ("funnel_conversion_modify", "controls/no_viewers_rate_zero.sql"),
+        ("overdraft_days", "controls/zero_is_overdrawn.sql"),
+        ("first_purchase", "controls/ties_larger_id.sql"),
+        ("top_stores_repair", "controls/ties_larger_store.sql"),
+        ("top_stores_repair", "controls/runner_up_padded.sql"),
+        ("top3_products_daily", "controls/three_rows_padded.sql"),
+        ("customer_net_spend", "controls/no_rows_null.sql"),
+        ("account_state_repair", "controls/ties_smaller_id.sql"),
+        ("tier_history_modify", "controls/next_later_time.sql"),
+        ("customer_tier_history", "controls/next_later_time.sql"),
+    ],
+)
+def test_regression_rule_left_unexercised_by_the_data_fails(grader, task_id, control):
+    """An earlier pass found these stated rules (the 30-minute boundary and equal times of
+    sessions, "at or before", a day without viewers, a balance of exactly 0, ties in first
+    purchases and rankings, a day with a single store or fewer than three products, a sum with
+    no rows, ties in tier histories) never reached by the data, so a pipeline breaking one passed
+    every schedule. With the tasks' edge-case parameters each rule control now FAILs."""
+    assert grader.seed == DEFAULT_SEED
+    verdicts = rule_control_verdicts(grader, task_id, control)
+    assert "FAIL" in verdicts.values(), verdicts
 
 
 # --- several seeds: a declaration holds at every gate seed, or is scoped --------------------------

@@ -445,3 +445,95 @@ def test_refund_only_stores_have_refunds_of_orders_outside_the_log_and_no_sales(
 def test_refund_only_stores_needs_two_refunds_each() -> None:
     with pytest.raises(ValueError, match="needs 8 refunds but the log has 6"):
         validate_generator(with_params(ORDERS, events=30, refund_share=0.2, refund_only_stores=4))
+
+
+LEDGER = {
+    "name": "ledger",
+    "columns": {
+        "event_id": "BIGINT",
+        "ts_event": "TIMESTAMP",
+        "account_id": "INTEGER",
+        "kind": "VARCHAR",
+        "amount": "DECIMAL(12,2)",
+    },
+    "generator": {"kind": "ledger", "params": {"events": 300, "accounts": 25}},
+}
+
+
+def day_of(table: pa.Table) -> list:
+    return pc.cast(table.column("ts_event"), pa.date32()).to_pylist()
+
+
+def test_time_grain_rounds_times_down_and_keeps_every_day() -> None:
+    plain = make_log(source(SALES), 4)
+    grained = make_log(with_params(SALES, time_grain_seconds=3600), 4)
+    assert rows_without(grained, "ts_event") == rows_without(plain, "ts_event")
+    assert (micros(grained) % 3_600_000_000 == 0).all()
+    assert Counter(day_of(grained)) == Counter(day_of(plain)), "rounding never changes a day"
+    changes = make_log(with_params(CHANGES, time_grain_seconds=3600), 4)
+    assert (micros(changes) % 3_600_000_000 == 0).all()
+
+
+def test_narrow_days_leave_the_latest_days_with_few_ids() -> None:
+    table = make_log(
+        with_params(SALES, days=6, narrow_days=2, narrow_column="product_id", narrow_keys=2), 9
+    )
+    per_day: dict = {}
+    for day, product in zip(day_of(table), table.column("product_id").to_pylist(), strict=True):
+        per_day.setdefault(day, set()).add(product)
+    days = sorted(per_day)
+    assert [len(per_day[d]) for d in days[-2:]] == [2, 2]
+    assert all(len(per_day[d]) > 2 for d in days[:-2])
+
+
+def test_tie_days_make_the_two_best_stores_of_a_day_earn_the_same() -> None:
+    def best_two(table: pa.Table) -> dict:
+        revenue: Counter = Counter()
+        rows = zip(
+            day_of(table),
+            table.column("store_id").to_pylist(),
+            table.column("amount").to_pylist(),
+            strict=True,
+        )
+        for day, store, amount in rows:
+            revenue[(day, store)] += amount
+        days = sorted({d for d, _ in revenue})
+        return {
+            d: sorted((v for (e, _), v in revenue.items() if e == d), reverse=True)[:2]
+            for d in days
+        }
+
+    plain, tied = (
+        best_two(make_log(source(SALES), 2)),
+        best_two(make_log(with_params(SALES, tie_days=2), 2)),
+    )
+    days = sorted(tied)
+    assert [tied[d][0] == tied[d][1] for d in days[-2:]] == [True, True]
+    assert tied[days[0]] == plain[days[0]]
+
+
+def test_days_without_action_clear_the_latest_days_of_that_action() -> None:
+    plain = make_log(source(CLICKS), 6)
+    table = make_log(with_params(CLICKS, days_without_action={"view": 1, "purchase": 1}), 6)
+    assert rows_without(table, "action") == rows_without(plain, "action")
+    actions: dict = {}
+    for day, action in zip(day_of(table), table.column("action").to_pylist(), strict=True):
+        actions.setdefault(day, set()).add(action)
+    days = sorted(actions)
+    assert "purchase" not in actions[days[-1]] and "view" in actions[days[-1]]
+    assert "view" not in actions[days[-2]]
+    assert all({"view", "purchase"} <= actions[d] for d in days[:-2])
+
+
+def test_zero_balance_accounts_close_at_exactly_zero() -> None:
+    table = make_log(with_params(LEDGER, zero_balance_accounts=3), 7)
+    balance: Counter = Counter()
+    last: dict = {}
+    for row in table.to_pylist():
+        balance[row["account_id"]] += row["amount"]
+        last[row["account_id"]] = row
+    zero = [a for a, b in balance.items() if b == 0]
+    assert len(zero) == 3
+    assert all((last[a]["kind"] == "deposit") == (last[a]["amount"] >= 0) for a in zero), (
+        "the closing movement's kind follows its sign"
+    )

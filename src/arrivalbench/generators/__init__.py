@@ -114,6 +114,15 @@ def timestamps(random: np.random.Generator, n: int, start: str, days: int) -> np
     return origin + seconds.astype(np.int64) * 1_000_000
 
 
+def round_down(micros: np.ndarray, start: str, grain_seconds: int) -> np.ndarray:
+    """Event times rounded down to a multiple of `grain_seconds` counted from `start` (1: unchanged)."""
+    if grain_seconds == 1:
+        return micros
+    origin = np.datetime64(start, "us").astype(np.int64)
+    grain = grain_seconds * 1_000_000
+    return origin + (micros - origin) // grain * grain
+
+
 def cents_to_decimal(cents: np.ndarray) -> pa.Array:
     """Integer cents as DECIMAL(18,2), exactly: the unscaled 128-bit values are the cents themselves."""
     low = np.asarray(cents, dtype=np.int64)

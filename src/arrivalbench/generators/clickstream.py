@@ -4,9 +4,13 @@ Edge cases (off by default, so a task's log changes only when it asks), for a ru
 gap between a user's consecutive events: `boundary_gaps` sets a share of those gaps to exactly
 `boundary_seconds`, `equal_timestamps` a share to zero (the event shares its predecessor's time).
 Every later event of that user shifts with it, so every other gap stays as it was.
+`days_without_action` empties whole days of one action (a day with no viewers, no purchases), for
+a rate's zero denominator and counts that are 0, not NULL.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 import numpy as np
 import pyarrow as pa
@@ -34,11 +38,18 @@ class ClickstreamParams(BaseModel):
     boundary_seconds: int = Field(1800, ge=1)
     equal_timestamps: float = Field(0.0, ge=0.0, le=1.0)
     """Share of a user's events stamped with exactly the time of that user's previous event."""
+    days_without_action: dict[Literal["view", "add_to_cart", "purchase"], int] = Field(
+        default_factory=dict
+    )
+    """Per action, how many of the latest days (distinct ones) have no event of it: on each such day
+    every event of that action becomes another ('view' becomes 'add_to_cart', the others 'view')."""
 
     @model_validator(mode="after")
     def _shares(self) -> ClickstreamParams:
         if self.boundary_gaps + self.equal_timestamps > 1:
             raise ValueError("boundary_gaps + equal_timestamps must be at most 1")
+        if sum(self.days_without_action.values()) > self.days:
+            raise ValueError("days_without_action asks for more days than the log has")
         return self
 
 
@@ -72,6 +83,8 @@ def _build(p: ClickstreamParams, random: np.random.Generator) -> dict[str, pa.Ar
     users = visit_user[visit_of]
     if p.boundary_gaps or p.equal_timestamps:  # drawn last: the other columns stay as they were
         ts = _edge_gaps(p, random, ts, users)
+    if p.days_without_action:  # after the gaps: times and users stay as they were
+        action = _days_without(p, ts, action)
     return {
         "ts_event": ts_array(ts),
         "user_id": pa.array(users, pa.int32()),
@@ -101,6 +114,22 @@ def _edge_gaps(
     out = np.empty_like(ts)
     out[order] = shifted
     return out
+
+
+def _days_without(p: ClickstreamParams, ts: np.ndarray, action: np.ndarray) -> np.ndarray:
+    """Clear each listed action from that many of the log's latest days (distinct per action), by
+    turning its events into another action. The latest days, so that a redelivered past day
+    still has every action."""
+    origin = np.datetime64(p.start, "us").astype(np.int64)
+    day = (ts - origin) // 86_400_000_000
+    free = list(np.unique(day))
+    action = action.copy()
+    for name, count in sorted(p.days_without_action.items()):
+        code = list(ACTIONS).index(name)
+        for d in free[len(free) - count :]:
+            action[(day == d) & (action == code)] = 1 if code == 0 else 0
+        free = free[: len(free) - count]
+    return action
 
 
 register(Generator(kind="clickstream", params=ClickstreamParams, columns=_columns, build=_build))

@@ -6,7 +6,8 @@ assigned in `_finish`, after make_log has fixed that order.
 Edge cases (off by default, so a task's log changes only when it asks): `last_tie_share` stamps
 the last event of a share of entities with exactly the time of the one before, so the entity's
 current state is decided by the stated tie-break (the event ids are random, so either of the two
-may win), not by the time alone.
+may win), not by the time alone. `time_grain_seconds` rounds every time down to a grain (no
+random draw), so changes can coincide with events of another feed on the same grain.
 """
 
 from __future__ import annotations
@@ -15,7 +16,14 @@ import numpy as np
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
-from arrivalbench.generators import Generator, cents_to_decimal, register, timestamps, ts_array
+from arrivalbench.generators import (
+    Generator,
+    cents_to_decimal,
+    register,
+    round_down,
+    timestamps,
+    ts_array,
+)
 
 
 class EntityChangesParams(BaseModel):
@@ -34,6 +42,9 @@ class EntityChangesParams(BaseModel):
     """Share of non-first events that are deletes (op = 'delete')."""
     last_tie_share: float = Field(0.0, ge=0.0, le=1.0)
     """Share of entities with two or more events whose last two events share one time."""
+    time_grain_seconds: int = Field(1, ge=1, le=86_400)
+    """Event times rounded down to a multiple of this many seconds (from `start`), so a change
+    can share its `ts_event` with an event of another feed on the same grain."""
 
 
 def _columns(p: EntityChangesParams) -> dict[str, str]:
@@ -66,7 +77,8 @@ def _build(p: EntityChangesParams, random: np.random.Generator) -> dict[str, pa.
     columns["amount"] = cents_to_decimal(random.integers(0, 100_000, n))
     columns["delete_draw"] = pa.array(random.random(n))
     if p.last_tie_share > 0:  # drawn last: the other columns stay as they were
-        columns["ts_event"] = ts_array(_tie_last_two(p, random, ts, entity))
+        ts = _tie_last_two(p, random, ts, entity)
+    columns["ts_event"] = ts_array(round_down(ts, p.start, p.time_grain_seconds))
     return columns
 
 

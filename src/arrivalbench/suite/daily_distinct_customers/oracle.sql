@@ -1,11 +1,12 @@
 -- Expected store_daily_customers: customers counted from the distinct (store, day, customer)
--- triples, revenue summed separately over all orders, the two joined on (store, day).
+-- triples (an order without a customer_id adds no customer), revenue summed separately over all
+-- orders, the two joined on (store, day).
 WITH visits AS (
     SELECT DISTINCT store_id, CAST(ts_event AS DATE) AS day, customer_id
     FROM sales
 ),
 counts AS (
-    SELECT store_id, day, COUNT(*) AS customers
+    SELECT store_id, day, COUNT(customer_id) AS customers
     FROM visits
     GROUP BY store_id, day
 ),

@@ -22,7 +22,7 @@ SET first_at = least(customer_first.first_at, excluded.first_at),
     last_at  = greatest(customer_first.last_at, excluded.last_at);
 
 INSERT OR IGNORE INTO customer_stores
-SELECT DISTINCT customer_id, store_id FROM sales_batch;
+SELECT DISTINCT customer_id, store_id FROM sales_batch WHERE store_id IS NOT NULL;
 
 CREATE OR REPLACE TABLE customer_first_purchase AS
 SELECT f.customer_id,

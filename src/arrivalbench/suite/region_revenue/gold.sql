@@ -34,7 +34,7 @@ WHEN NOT MATCHED THEN
     VALUES (chg.customer_id, chg.region, chg.ts_event, chg.event_id);
 
 CREATE OR REPLACE TABLE region_revenue AS
-SELECT coalesce(c.region, 'unknown')       AS region,
+SELECT CASE WHEN c.customer_id IS NULL THEN 'unknown' ELSE c.region END AS region,
        CAST(SUM(o.amount) AS DECIMAL(18,2)) AS revenue,
        COUNT(*)                             AS orders
 FROM orders_seen o
