@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from arrivalbench.baselines import BASELINES, baseline_script
+from arrivalbench.dialects import TranspileError, script_for, transpile
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.grade import Grader
 from arrivalbench.leak import scan
@@ -105,7 +106,7 @@ def gate_task(task: Task, grader: Grader) -> TaskGate:
         label = f"private seed {private.short} + {seed_offset}" if private else None
         try:
             hidden = task_log(task, "hidden", seed)
-            for defect in oracle_defects(task, hidden, grader.engine, seed, label=label):
+            for defect in oracle_defects(task, hidden, grader.oracle_engine, seed, label=label):
                 violate(defect, artifact="oracle.sql")
         except ArrivalBenchError as exc:
             # Every verdict compares with the oracle: nothing else can be checked until it runs.
@@ -115,12 +116,14 @@ def gate_task(task: Task, grader: Grader) -> TaskGate:
             )
             return result
 
+    engine = grader.engine_name
     artifacts = [(GOLD, task.gold_sql, set())] + [
         (c.file, task.controls[c.file], set(c.fails)) for c in task.spec.controls
     ]
     records: dict[str, dict[str, dict[str, object]]] = {}
     for name, script, fails in artifacts:
         try:
+            script = script_for(task, name, script, engine)
             record, _ = grader.grade(task, script, schedules, where=str(task.folder / name))
         except ArrivalBenchError as exc:
             violate(str(exc), artifact=name)
@@ -153,8 +156,9 @@ def gate_task(task: Task, grader: Grader) -> TaskGate:
 
     if task.existing_sql is not None and task.spec.mode in ("modify", "repair"):
         try:
+            existing = script_for(task, "existing.sql", task.existing_sql, engine)
             record, _ = grader.grade(
-                task, task.existing_sql, ["snapshot"], where=str(task.folder / "existing.sql")
+                task, existing, ["snapshot"], where=str(task.folder / "existing.sql")
             )
             if record["verdicts"]["snapshot"]["verdict"] == "PASS":
                 violate(
@@ -167,6 +171,10 @@ def gate_task(task: Task, grader: Grader) -> TaskGate:
     for baseline in BASELINES:
         script = baseline_script(task, baseline)
         if script is None:
+            continue
+        try:
+            script = transpile(script, engine, where=f"baseline {baseline}")
+        except TranspileError:  # a reference arm only: it never earns nor blocks a declaration
             continue
         try:
             record, _ = grader.grade(task, script, schedules, where=f"baseline {baseline}")
@@ -257,9 +265,8 @@ def _check_rules(
     for rule in task.spec.rules:
         name = rule.control
         try:
-            record, _ = grader.grade(
-                task, task.controls[name], schedules, where=str(task.folder / name)
-            )
+            script = script_for(task, name, task.controls[name], grader.engine_name)
+            record, _ = grader.grade(task, script, schedules, where=str(task.folder / name))
         except ArrivalBenchError as exc:
             violate(str(exc), artifact=name)
             continue
@@ -285,10 +292,12 @@ def _check_rules(
 _GRADER: Grader | None = None
 
 
-def _gate_in_worker(task: Task, seed: int, private: PrivateSeed | None) -> TaskGate:
+def _gate_in_worker(
+    task: Task, seed: int, private: PrivateSeed | None, engine: str = "duckdb"
+) -> TaskGate:
     global _GRADER
-    if _GRADER is None:
-        _GRADER = Grader(seed=seed, private=private)
+    if _GRADER is None or _GRADER.engine_name != engine:
+        _GRADER = Grader(seed=seed, private=private, engine_name=engine)
     return gate_task(task, _GRADER)
 
 
@@ -298,22 +307,26 @@ def gate_suite(
     jobs: int = 1,
     on_task: Callable[[TaskGate], None] | None = None,
     private: PrivateSeed | None = None,
+    engine: str = "duckdb",
 ) -> list[TaskGate]:
     """Gate every task, `jobs` tasks at a time; results come back in the order given.
 
-    With `private`, the hidden logs (benign controls, hazards, the oracle checks) descend from
+    `engine` runs the gold, controls and baselines (transpiled from DuckDB SQL, or the task's
+    override file for that engine); the oracle is DuckDB's on every engine. With `private`, the hidden logs (benign controls, hazards, the oracle checks) descend from
     that secret, as in an official run; the snapshot from `seed`.
     """
     tasks = list(tasks)
     if jobs <= 1 or len(tasks) <= 1:
         results = []
-        with Grader(seed=seed, private=private) as grader:
+        with Grader(seed=seed, private=private, engine_name=engine) as grader:
             for task in tasks:
                 results.append(gate_task(task, grader))
                 if on_task:
                     on_task(results[-1])
         return results
-    return per_task_pool(_gate_in_worker, [(task, seed, private) for task in tasks], jobs, on_task)
+    return per_task_pool(
+        _gate_in_worker, [(task, seed, private, engine) for task in tasks], jobs, on_task
+    )
 
 
 def per_task_pool(

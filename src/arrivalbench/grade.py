@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from arrivalbench import __version__
 from arrivalbench.compare import compare
-from arrivalbench.engines import Limits, get_engine
+from arrivalbench.engines import Limits, get_engine, oracle_engine
 from arrivalbench.errors import PipelineInputError
 from arrivalbench.logs import Log
 from arrivalbench.oracle import compute_oracle
@@ -91,6 +91,7 @@ class Grader:
 
     def __post_init__(self) -> None:
         self.engine = get_engine(self.engine_name)
+        self.oracle_engine = oracle_engine()
 
     def __enter__(self) -> Grader:
         return self
@@ -110,7 +111,7 @@ class Grader:
     def oracle(self, task: Task, log: Log) -> pa.Table:
         key = (task.identity, log.kind, log.seed)
         if key not in self._oracles:
-            self._oracles[key] = compute_oracle(task, log, self.engine)
+            self._oracles[key] = compute_oracle(task, log, self.oracle_engine)
         return self._oracles[key]
 
     def grade(

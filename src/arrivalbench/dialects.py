@@ -1,0 +1,122 @@
+"""A task's reference scripts (gold, controls, existing pipeline) in another engine's SQL.
+
+The suite is authored in DuckDB SQL. For another engine each script is transpiled with sqlglot,
+unless the task holds an override beside it: `gold.sqlite.sql` for `gold.sql`,
+`controls/x.postgres.sql` for `controls/x.sql`. An override is written by hand where a
+transpile is wrong or impossible (DuckDB's DISTINCT ON, `* EXCLUDE`, `UNION ALL BY NAME`,
+IGNORE NULLS). Beyond sqlglot, `CREATE OR REPLACE TABLE|VIEW` (DuckDB's) becomes a DROP ... IF
+EXISTS followed by a CREATE, which both other engines run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
+from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.spec import Task
+
+AUTHORED = "duckdb"
+
+
+class TranspileError(ArrivalBenchError):
+    """A reference script that sqlglot cannot carry into an engine's SQL."""
+
+
+def override_path(folder: Path, file: str, engine: str) -> Path:
+    """Where a script's hand-written version for `engine` lives: gold.sql -> gold.sqlite.sql."""
+    stem = file[: -len(".sql")] if file.endswith(".sql") else file
+    return folder / f"{stem}.{engine}.sql"
+
+
+def _statements(expression: exp.Expression) -> list[exp.Expression]:
+    if isinstance(expression, exp.Create) and expression.args.get("replace"):
+        kind = (expression.kind or "").upper()
+        if kind in ("TABLE", "VIEW"):
+            target = expression.this
+            table = target.this if isinstance(target, exp.Schema) else target
+            create = expression.copy()
+            create.set("replace", False)
+            return [exp.Drop(tables=[table.copy()], kind=kind, exists=True), create]
+    return [expression]
+
+
+def _sqlite_null_order(expression: exp.Expression) -> exp.Expression:
+    """DuckDB puts NULLs last in either direction, SQLite first when ascending; SQLite refuses
+    NULLS FIRST/LAST in a window's ORDER BY, so a key whose NULLs must move is preceded by
+    `key IS NULL` and left to SQLite's default."""
+    for order in list(expression.find_all(exp.Order)):
+        keys: list[exp.Expression] = []
+        for ordered in order.expressions:
+            if not isinstance(ordered, exp.Ordered):
+                keys.append(ordered)
+                continue
+            desc = bool(ordered.args.get("desc"))
+            nulls_first = bool(ordered.args.get("nulls_first"))
+            default_first = not desc  # SQLite: NULL is the smallest value
+            fixed = ordered.copy()
+            fixed.set("nulls_first", default_first)
+            if nulls_first != default_first and not isinstance(ordered.this, exp.Literal):
+                null = exp.Is(this=ordered.this.copy(), expression=exp.Null())
+                keys.append(exp.Ordered(this=null, desc=nulls_first, nulls_first=not nulls_first))
+            keys.append(fixed)
+        order.set("expressions", keys)
+    return expression
+
+
+def transpile(sql: str, engine: str, where: str = "script") -> str:
+    """`sql` (DuckDB) in `engine`'s SQL, one statement a line group, each ending with ';'."""
+    if engine == AUTHORED:
+        return sql
+    try:
+        parsed = sqlglot.parse(sql, read=AUTHORED)
+        if engine == "sqlite":
+            parsed = [None if e is None else _sqlite_null_order(e) for e in parsed]
+        out = [
+            statement.sql(dialect=engine, pretty=True)
+            for expression in parsed
+            if expression is not None
+            for statement in _statements(expression)
+        ]
+    except SqlglotError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise TranspileError(
+            f"{where}: does not transpile from DuckDB to {engine} SQL ({first}); write it by "
+            f"hand beside it as {Path(where).name.removesuffix('.sql')}.{engine}.sql."
+        ) from None
+    return "".join(statement + ";\n" for statement in out)
+
+
+def script_for(task: Task, file: str, text: str, engine: str) -> str:
+    """The task's script `file` (gold.sql, controls/x.sql, existing.sql) for `engine`: the
+    override beside it when there is one, else `text` transpiled."""
+    if engine == AUTHORED:
+        return text
+    override = override_path(task.folder, file, engine)
+    if override.is_file():
+        return override.read_text(encoding="utf-8")
+    return transpile(text, engine, where=str(task.folder / file))
+
+
+def engine_task(task: Task, engine: str) -> Task:
+    """The task with its gold, controls and existing pipeline in `engine`'s SQL (the oracle
+    stays DuckDB's: it is the one reference computation)."""
+    if engine == AUTHORED:
+        return task
+    import dataclasses
+
+    controls = {f: script_for(task, f, text, engine) for f, text in task.controls.items()}
+    existing = (
+        None
+        if task.existing_sql is None
+        else script_for(task, "existing.sql", task.existing_sql, engine)
+    )
+    return dataclasses.replace(
+        task,
+        gold_sql=script_for(task, "gold.sql", task.gold_sql, engine),
+        controls=controls,
+        existing_sql=existing,
+    )
