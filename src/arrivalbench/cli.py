@@ -148,6 +148,24 @@ def _run_kind(run: Any) -> str:
     return f"private run: hidden logs from the secret of seed commitment {commitment[:12]}…"
 
 
+def _engine(value: str) -> str:
+    from arrivalbench.engines import ENGINES
+    from arrivalbench.errors import UnknownNameError
+
+    if value not in ENGINES:
+        raise UnknownNameError("engine", value, ENGINES)
+    return value
+
+
+EngineOpt = Annotated[
+    str,
+    typer.Option(
+        "--engine",
+        help="Engine the pipelines run on: duckdb, sqlite or postgres (the oracle is always "
+        "DuckDB's; reference scripts are transpiled from DuckDB SQL).",
+        callback=_engine,
+    ),
+]
 SuiteDirOpt = Annotated[
     list[Path] | None,
     typer.Option(
@@ -292,6 +310,7 @@ def grade(
     ] = 1_000_000,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
+    engine: EngineOpt = "duckdb",
 ) -> None:
     """Grade one pipeline of a task: PASS, FAIL or ERROR per schedule."""
     from arrivalbench.grade import Grader, dumps, replay_command
@@ -320,7 +339,7 @@ def grade(
         title = f"{the_task.id} · {pipeline} · seed {seed}"
     if private is not None:
         title += f" · private seed {private.short}"
-    with Grader(seed=seed, limits=limits, private=private) as grader:
+    with Grader(seed=seed, limits=limits, private=private, engine_name=engine) as grader:
         record, _ = grader.grade(the_task, script, names, where=str(pipeline), prebuilt=prebuilt)
     if as_json:
         sys.stdout.write(dumps(record))
@@ -400,6 +419,7 @@ def gate(
     jobs: JobsOpt = None,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
+    engine: EngineOpt = "duckdb",
 ) -> None:
     """Admissibility gate over the suite (built-in and --suite-dir); exits 1 when any task is rejected."""
     from arrivalbench.gate import TaskGate, gate_suite
@@ -443,7 +463,12 @@ def gate(
     import os
 
     results = gate_suite(
-        chosen, seed=seed, jobs=jobs or os.cpu_count() or 1, on_task=report, private=private
+        chosen,
+        seed=seed,
+        jobs=jobs or os.cpu_count() or 1,
+        on_task=report,
+        private=private,
+        engine=engine,
     )
     admitted = sum(r.admitted for r in results)
     summary = Table(title="gate summary")
@@ -651,8 +676,10 @@ def make_corpus_command(
     ] = None,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
+    engine: EngineOpt = "duckdb",
 ) -> None:
-    """Build the reference corpus (gold, controls, naive baselines) as a run directory, ungraded."""
+    """Build the reference corpus (gold, controls, naive baselines) as a run directory, ungraded
+    (on --engine: grade-run grades every cell on the run's engine)."""
     from arrivalbench.corpus import make_corpus
 
     use_suite(suite_dir)
@@ -664,7 +691,11 @@ def make_corpus_command(
             get_task(task_id)
     private = _secret(seed_file)
     run = make_corpus(
-        out_dir, seed=seed, task_ids=ids, seed_commitment=private and private.commitment
+        out_dir,
+        seed=seed,
+        task_ids=ids,
+        seed_commitment=private and private.commitment,
+        engine=engine,
     )
     cells = run.cells()
     out.print(

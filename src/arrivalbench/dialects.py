@@ -67,14 +67,85 @@ def _sqlite_null_order(expression: exp.Expression) -> exp.Expression:
     return expression
 
 
-def transpile(sql: str, engine: str, where: str = "script") -> str:
+_SQLITE_UNITS = {"SECOND": "seconds", "MINUTE": "minutes", "HOUR": "hours", "DAY": "days"}
+
+
+def _sqlite_interval(node: exp.Expression) -> exp.Expression:
+    """`ts + INTERVAL '30' MINUTE` (DuckDB) as `datetime(ts, '+30 minutes')`."""
+    if not isinstance(node, exp.Add | exp.Sub) or not isinstance(node.expression, exp.Interval):
+        return node
+    interval = node.expression
+    unit = str(interval.args.get("unit") or "").upper().rstrip("S")
+    amount = interval.this
+    if unit not in _SQLITE_UNITS or not isinstance(amount, exp.Literal):
+        return node
+    sign = "-" if isinstance(node, exp.Sub) else "+"
+    modifier = exp.Literal.string(f"{sign}{amount.this} {_SQLITE_UNITS[unit]}")
+    return exp.Anonymous(this="datetime", expressions=[node.this.copy(), modifier])
+
+
+def _for_sqlite(expression: exp.Expression, columns: dict[str, list[str]]) -> exp.Expression:
+    """DuckDB forms SQLite lacks, rewritten where the meaning is certain: GROUP BY ALL, NULL
+    order, interval arithmetic, `* EXCLUDE` over a delivery table, and the WHERE an
+    `INSERT ... SELECT ... ON CONFLICT` needs so SQLite does not read ON as a join's."""
+    expression = _sqlite_null_order(expression)
+    for ordered in expression.find_all(exp.Ordered):
+        if not isinstance(ordered.parent, exp.Order):  # ON CONFLICT keys: no NULL order
+            ordered.set("nulls_first", not ordered.args.get("desc"))
+    for group in list(expression.find_all(exp.Group)):
+        select = group.parent
+        if group.args.get("all") and isinstance(select, exp.Select):
+            keys = [
+                (e.this if isinstance(e, exp.Alias) else e).copy()
+                for e in select.expressions
+                if not e.find(exp.AggFunc) and not isinstance(e, exp.Star)
+            ]
+            group.set("all", None)
+            group.set("expressions", keys)
+    expression = expression.transform(_sqlite_interval)
+    for star in list(expression.find_all(exp.Star)):
+        dropped = star.args.get("except_") or star.args.get("except")
+        select = star.parent
+        if not dropped or not isinstance(select, exp.Select):
+            continue
+        source = select.args.get("from_") or select.args.get("from")
+        table = source.this if source is not None else None
+        if select.args.get("joins") or not isinstance(table, exp.Table):
+            continue
+        known = columns.get(table.name.lower())
+        if known is None:
+            continue
+        drop = {c.name.lower() for c in dropped}
+        kept = [exp.column(c) for c in known if c.lower() not in drop]
+        index = select.expressions.index(star)
+        select.set(
+            "expressions", select.expressions[:index] + kept + select.expressions[index + 1 :]
+        )
+    if isinstance(expression, exp.Insert) and expression.args.get("conflict"):
+        select = expression.expression
+        if isinstance(select, exp.Select) and not select.args.get("where"):
+            select.where(exp.true(), copy=False)
+    return expression
+
+
+def delivery_columns(task: Task) -> dict[str, list[str]]:
+    """Each delivery table's columns, as the harness loads them (for `* EXCLUDE`)."""
+    return {
+        f"{source.name}_batch".lower(): [*source.columns, "_arrival_seq", "_batch_id"]
+        for source in task.spec.sources
+    }
+
+
+def transpile(
+    sql: str, engine: str, where: str = "script", columns: dict[str, list[str]] | None = None
+) -> str:
     """`sql` (DuckDB) in `engine`'s SQL, one statement a line group, each ending with ';'."""
     if engine == AUTHORED:
         return sql
     try:
         parsed = sqlglot.parse(sql, read=AUTHORED)
         if engine == "sqlite":
-            parsed = [None if e is None else _sqlite_null_order(e) for e in parsed]
+            parsed = [None if e is None else _for_sqlite(e, columns or {}) for e in parsed]
         out = [
             statement.sql(dialect=engine, pretty=True)
             for expression in parsed
@@ -98,7 +169,7 @@ def script_for(task: Task, file: str, text: str, engine: str) -> str:
     override = override_path(task.folder, file, engine)
     if override.is_file():
         return override.read_text(encoding="utf-8")
-    return transpile(text, engine, where=str(task.folder / file))
+    return transpile(text, engine, where=str(task.folder / file), columns=delivery_columns(task))
 
 
 def engine_task(task: Task, engine: str) -> Task:

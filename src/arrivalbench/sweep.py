@@ -44,6 +44,7 @@ class SweepConfig:
     schedules: str | None  # None: the task's default set; "all"; or a comma list
     private: PrivateSeed | None = None
     suite_dirs: tuple[Path, ...] = ()  # the user's suite folders, as the parent resolved them
+    engine: str = "duckdb"  # the run's engine (manifest), which every cell is graded on
 
     @classmethod
     def from_manifest(
@@ -66,6 +67,7 @@ class SweepConfig:
             schedules=config.get("schedules"),
             private=private,
             suite_dirs=suite_dirs,
+            engine=str(manifest.get("engine", "duckdb")),
         )
 
 
@@ -96,10 +98,16 @@ def grade_unit(unit: Unit, config: SweepConfig) -> list[tuple[dict[str, Any], di
         or _GRADER.seed != config.seed
         or _GRADER.limits != config.limits
         or _GRADER.private != config.private
+        or _GRADER.engine_name != config.engine
     ):
         if _GRADER is not None:
             _GRADER.close()
-        _GRADER = Grader(seed=config.seed, limits=config.limits, private=config.private)
+        _GRADER = Grader(
+            seed=config.seed,
+            limits=config.limits,
+            private=config.private,
+            engine_name=config.engine,
+        )
     task = get_task(unit.cell.task, config.suite_dirs)
     record, timings = _GRADER.grade(
         task,
