@@ -58,7 +58,8 @@ ALLOWED_LEADING = frozenset(
     }
 )
 """Statements a pipeline may run. EXPLAIN wraps another statement; PRAGMA, ATTACH, DETACH and
-VACUUM (VACUUM INTO writes a file) change the session or reach outside."""
+VACUUM (VACUUM INTO writes a file) change the session or reach outside; a PRAGMA that only reads
+the catalog (READ_ONLY_PRAGMAS) is allowed."""
 CREATABLE = frozenset({"TABLE", "VIEW", "INDEX"})
 _CREATE_MODIFIERS = frozenset({"TEMP", "TEMPORARY", "UNIQUE"})
 SCHEMA_TABLES = frozenset({"sqlite_master", "sqlite_temp_master", "sqlite_schema"})
@@ -96,6 +97,7 @@ _ALLOWED_ACTIONS = frozenset(
         "SQLITE_FUNCTION",
         "SQLITE_RECURSIVE",
         "SQLITE_ANALYZE",
+        "SQLITE_REINDEX",  # CREATE INDEX asks for it
         "SQLITE_PRAGMA",
     )
 )
@@ -398,6 +400,8 @@ class SQLiteEngine:
 
     def refusal(self, statement: Statement) -> str | None:
         words = leading_keywords(statement.text)
+        if statement.kind == "PRAGMA" and len(words) > 1 and words[1].lower() in READ_ONLY_PRAGMAS:
+            return None  # the authorizer checks the pragma again, whatever its spelling
         if statement.kind not in ALLOWED_LEADING:
             verb = " ".join(words[:2]) or statement.kind
             return f"{verb} statements are not allowed in a pipeline ({statement.kind})"
@@ -419,7 +423,7 @@ class SQLiteEngine:
         message = str(error).lower()
         if message == "interrupted":
             return "timeout"
-        if "not authorized" in message or "prohibited" in message:
+        if any(m in message for m in ("not authorized", "prohibited", "may not be modified")):
             return "sandbox_refused"
         if isinstance(error, sqlite3.DataError) or any(
             m in message for m in ("out of memory", "database or disk is full", "too big")
