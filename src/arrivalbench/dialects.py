@@ -14,7 +14,7 @@ from pathlib import Path
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
+from sqlglot.errors import ErrorLevel, SqlglotError
 
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.spec import Task
@@ -128,6 +128,115 @@ def _for_sqlite(expression: exp.Expression, columns: dict[str, list[str]]) -> ex
     return expression
 
 
+MERGE_SOURCE = "__arrivalbench_merge_source"
+
+
+def _sqlite_merge(merge: exp.Merge, where: str) -> list[str]:
+    """DuckDB's MERGE as SQLite statements inside one SAVEPOINT (atomic, as the MERGE was).
+
+    The source is kept once in a TEMP table with whether each row matched the target before
+    the MERGE; then the DELETE clauses, the UPDATE clause (at most one) and the INSERT clauses
+    run in that order, each excluding the rows an earlier clause of its kind took.
+    """
+
+    def fail(why: str) -> TranspileError:
+        return TranspileError(
+            f"{where}: a MERGE {why} has no SQLite form here; write the script by hand beside "
+            f"it as {Path(where).name.removesuffix('.sql')}.sqlite.sql."
+        )
+
+    def sql(node: exp.Expression) -> str:
+        return node.sql(dialect="sqlite", unsupported_level=ErrorLevel.RAISE)
+
+    target = merge.this
+    using = merge.args.get("using")
+    on = merge.args.get("on")
+    whens = merge.args.get("whens")
+    if not isinstance(target, exp.Table) or using is None or on is None or whens is None:
+        raise fail("without a plain target, source and ON condition")
+    talias = target.alias or target.name
+    table = sql(exp.table_(target.name, db=target.args.get("db")))
+    salias = using.alias or (using.name if isinstance(using, exp.Table) else "")
+    if not salias:
+        raise fail("whose source has no name")
+    source = using.copy()
+    source.set("alias", None)
+    cond = sql(on)
+    out = [
+        "SAVEPOINT arrivalbench_merge",
+        f"DROP TABLE IF EXISTS temp.{MERGE_SOURCE}",
+        f"CREATE TEMP TABLE {MERGE_SOURCE} AS SELECT {salias}.*, EXISTS (SELECT 1 FROM {table} "
+        f"AS {talias} WHERE {cond}) AS __matched FROM {sql(source)} AS {salias}",
+    ]
+    deletes: list[str] = []
+    updates: list[str] = []
+    inserts: list[str] = []
+    matched_before: list[str] = []
+    unmatched_before: list[str] = []
+    for when in whens.expressions:
+        if when.args.get("source"):
+            raise fail("with WHEN NOT MATCHED BY SOURCE")
+        condition = when.args.get("condition")
+        then = when.args.get("then")
+        earlier = matched_before if when.args.get("matched") else unmatched_before
+        guard = "".join(f" AND NOT coalesce(({e}), FALSE)" for e in earlier)
+        extra = f" AND ({sql(condition)})" if condition is not None else ""
+        if when.args.get("matched"):
+            match = f"{cond}{extra}{guard}"
+            if isinstance(then, exp.Var) and then.name.upper() == "DELETE":
+                deletes.append(
+                    f"DELETE FROM {table} AS {talias} WHERE EXISTS (SELECT 1 FROM "
+                    f"temp.{MERGE_SOURCE} AS {salias} WHERE {match})"
+                )
+            elif isinstance(then, exp.Update) and then.expressions:
+                sets = ", ".join(
+                    f"{sql(exp.to_identifier(e.this.name))} = {sql(e.expression)}"
+                    for e in then.expressions
+                )
+                updates.append(
+                    f"UPDATE {table} AS {talias} SET {sets} FROM temp.{MERGE_SOURCE} AS "
+                    f"{salias} WHERE {match}"
+                )
+            else:
+                raise fail("clause other than UPDATE SET or DELETE")
+        else:
+            if not isinstance(then, exp.Insert) or not isinstance(then.expression, exp.Tuple):
+                raise fail("clause other than INSERT ... VALUES")
+            columns = (
+                f" ({', '.join(sql(c) for c in then.this.expressions)})"
+                if isinstance(then.this, exp.Tuple)
+                else ""
+            )
+            values = ", ".join(sql(v) for v in then.expression.expressions)
+            inserts.append(
+                f"INSERT INTO {table}{columns} SELECT {values} FROM temp.{MERGE_SOURCE} AS "
+                f"{salias} WHERE NOT __matched{extra}{guard}"
+            )
+        earlier.append(sql(condition) if condition is not None else "TRUE")
+    if len(updates) > 1:
+        raise fail("with two UPDATE clauses")
+    out += deletes + updates + inserts
+    out += [f"DROP TABLE temp.{MERGE_SOURCE}", "RELEASE arrivalbench_merge"]
+    return out
+
+
+def _for_postgres(expression: exp.Expression, where: str) -> exp.Expression:
+    """DuckDB forms PostgreSQL lacks: INSERT OR IGNORE (ON CONFLICT DO NOTHING); INSERT OR
+    REPLACE needs the conflict's columns, so it is an override's to write."""
+    if isinstance(expression, exp.Insert):
+        alternative = str(expression.args.get("alternative") or "").upper()
+        if alternative == "IGNORE":
+            expression.set("alternative", None)
+            expression.set("conflict", exp.OnConflict(action=exp.var("DO NOTHING")))
+        elif alternative:
+            raise TranspileError(
+                f"{where}: INSERT OR {alternative} has no PostgreSQL form without the conflict "
+                f"columns; write the script by hand beside it as "
+                f"{Path(where).name.removesuffix('.sql')}.postgres.sql."
+            )
+    return expression
+
+
 def delivery_columns(task: Task) -> dict[str, list[str]]:
     """Each delivery table's columns, as the harness loads them (for `* EXCLUDE`)."""
     return {
@@ -146,12 +255,19 @@ def transpile(
         parsed = sqlglot.parse(sql, read=AUTHORED)
         if engine == "sqlite":
             parsed = [None if e is None else _for_sqlite(e, columns or {}) for e in parsed]
-        out = [
-            statement.sql(dialect=engine, pretty=True)
-            for expression in parsed
-            if expression is not None
-            for statement in _statements(expression)
-        ]
+        if engine == "postgres":
+            parsed = [None if e is None else _for_postgres(e, where) for e in parsed]
+        out = []
+        for expression in parsed:
+            if expression is None:
+                continue
+            if engine == "sqlite" and isinstance(expression, exp.Merge):
+                out += _sqlite_merge(expression, where)
+                continue
+            out += [
+                s.sql(dialect=engine, pretty=True, unsupported_level=ErrorLevel.RAISE)
+                for s in _statements(expression)
+            ]
     except SqlglotError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise TranspileError(

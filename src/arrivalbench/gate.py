@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from arrivalbench.baselines import BASELINES, baseline_script
 from arrivalbench.dialects import TranspileError, script_for, transpile
+from arrivalbench.engines import get_engine
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.grade import Grader
 from arrivalbench.leak import scan
@@ -118,7 +119,7 @@ def gate_task(task: Task, grader: Grader) -> TaskGate:
 
     engine = grader.engine_name
     artifacts = [(GOLD, task.gold_sql, set())] + [
-        (c.file, task.controls[c.file], set(c.fails)) for c in task.spec.controls
+        (c.file, task.controls[c.file], set(c.fails_for(engine))) for c in task.spec.controls
     ]
     records: dict[str, dict[str, dict[str, object]]] = {}
     for name, script, fails in artifacts:
@@ -185,7 +186,7 @@ def gate_task(task: Task, grader: Grader) -> TaskGate:
         result.verdicts[f"baseline:{baseline}"] = {
             s: v["verdict"] for s, v in record["verdicts"].items()
         }
-    _check_earned(task, records, violate, result)
+    _check_earned(task, records, violate, result, engine)
     return result
 
 
@@ -194,6 +195,7 @@ def _check_earned(
     records: dict[str, dict[str, dict[str, object]]],
     violate: Callable[..., None],
     result: TaskGate,
+    engine: str = "duckdb",
 ) -> None:
     """Every declared hazard is earned by an authored control; an order-sensitive task declares out_of_order."""
     spec = task.spec
@@ -204,7 +206,9 @@ def _check_earned(
             "(arrival order taken as event order, a watermark), or set order_sensitive: false",
             schedule="out_of_order",
         )
-    declared_in = {h: [c.file for c in spec.controls if h in c.fails] for h in spec.hazards}
+    declared_in = {
+        h: [c.file for c in spec.controls if h in c.fails_for(engine)] for h in spec.hazards
+    }
     for hazard in spec.hazards:
         earned = [f for f in declared_in[hazard] if f in records and _earns(records[f], hazard)]
         result.earned_by[hazard] = earned
@@ -316,6 +320,7 @@ def gate_suite(
     that secret, as in an official run; the snapshot from `seed`.
     """
     tasks = list(tasks)
+    get_engine(engine)  # a server engine starts here, so every pool worker shares it
     if jobs <= 1 or len(tasks) <= 1:
         results = []
         with Grader(seed=seed, private=private, engine_name=engine) as grader:

@@ -250,6 +250,7 @@ def sweep(
     if executor not in ("local", "ray"):
         raise UsageError(f"executor {executor!r}: expected 'local' or 'ray'.")
     config = SweepConfig.from_manifest(manifest, private, suite_dirs=dirs)
+    get_engine(config.engine)  # a server engine starts here, so every worker shares it
     workers = workers or os.cpu_count() or 1
     started = time.perf_counter()
     counts: Counter[str] = Counter()
