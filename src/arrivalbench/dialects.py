@@ -40,7 +40,23 @@ def _statements(expression: exp.Expression) -> list[exp.Expression]:
             table = target.this if isinstance(target, exp.Schema) else target
             create = expression.copy()
             create.set("replace", False)
-            return [exp.Drop(tables=[table.copy()], kind=kind, exists=True), create]
+            drop = exp.Drop(tables=[table.copy()], kind=kind, exists=True)
+            query = expression.expression
+            reads_itself = query is not None and any(
+                t.name.lower() == table.name.lower() for t in query.find_all(exp.Table)
+            )
+            if kind == "TABLE" and reads_itself:  # built from its old rows: build, then swap
+                fresh = exp.to_identifier(f"__arrivalbench_new_{table.name}")
+                create.this.set("this", fresh) if isinstance(target, exp.Schema) else create.set(
+                    "this", exp.Table(this=fresh, db=table.args.get("db"))
+                )
+                rename = exp.Alter(
+                    this=exp.Table(this=fresh.copy(), db=table.args.get("db")),
+                    kind="TABLE",
+                    actions=[exp.AlterRename(this=exp.Table(this=table.this.copy()))],
+                )
+                return [create, drop, rename]
+            return [drop, create]
     return [expression]
 
 
@@ -264,10 +280,13 @@ def transpile(
             if engine == "sqlite" and isinstance(expression, exp.Merge):
                 out += _sqlite_merge(expression, where)
                 continue
-            out += [
+            parts = [
                 s.sql(dialect=engine, pretty=True, unsupported_level=ErrorLevel.RAISE)
                 for s in _statements(expression)
             ]
+            if engine == "sqlite" and len(parts) > 1:  # atomic, as DuckDB's one statement was
+                parts = ["SAVEPOINT arrivalbench_replace", *parts, "RELEASE arrivalbench_replace"]
+            out += parts
     except SqlglotError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise TranspileError(

@@ -6,7 +6,10 @@ server refuses root), listening only on a Unix socket in that folder, stopped wh
 that started it exits. `ARRIVALBENCH_POSTGRES` names the socket folder to the sandbox workers
 (they inherit it); a server given there from outside is used and never stopped.
 
-Isolation per replay: a new database created from an empty template (`arrivalbench_template`,
+Isolation per replay: a new database created from an empty template (`arrivalbench_template`;
+STRATEGY FILE_COPY: ~0.06 s to create and ~0.04 s to drop here, against ~0.11 and ~0.08 s
+with PostgreSQL 15's default WAL_LOG; a schema per replay costs ~3 ms but shares the
+catalog, so another replay's tables would be visible and only privileges would hide them),
 whose public schema the sandbox role may create in) and dropped after the replay; the
 pipeline connects as `arrivalbench_sandbox`, a role that is not a superuser, cannot create
 databases or roles, and owns nothing outside that database. A delivery is a connection; a
@@ -326,7 +329,7 @@ class PostgresDatabase:
         self.socket = server_socket()
         self.name = f"replay_{uuid.uuid4().hex}"
         with admin_connection(self.socket) as con:
-            con.execute(f"CREATE DATABASE {self.name} TEMPLATE {TEMPLATE}")
+            con.execute(f"CREATE DATABASE {self.name} TEMPLATE {TEMPLATE} STRATEGY FILE_COPY")
             con.execute(
                 f"ALTER DATABASE {self.name} SET temp_file_limit = "
                 f"'{max(limits.memory_bytes // 1024, 1024)}kB'"
@@ -401,6 +404,8 @@ class PostgresEngine:
                 f"CREATE {parsed.kind} is not allowed in a pipeline "
                 f"(it may create {', '.join(sorted(CREATABLE))})"
             )
+        if isinstance(parsed, exp.Drop) and (parsed.kind or "").upper() not in CREATABLE:
+            return f"DROP {parsed.kind} is not allowed in a pipeline"
         if isinstance(parsed, exp.Alter) and (parsed.args.get("kind") or "").upper() != "TABLE":
             return f"{verb} is not allowed in a pipeline (only ALTER TABLE)"
         denied = sorted(_function_names(parsed) & DENIED_FUNCTIONS)
