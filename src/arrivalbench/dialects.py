@@ -102,7 +102,8 @@ def _sqlite_interval(node: exp.Expression) -> exp.Expression:
 
 def _for_sqlite(expression: exp.Expression, columns: dict[str, list[str]]) -> exp.Expression:
     """DuckDB forms SQLite lacks, rewritten where the meaning is certain: GROUP BY ALL, NULL
-    order, interval arithmetic, `* EXCLUDE` over a delivery table, and the WHERE an
+    order, interval arithmetic, `* EXCLUDE` over a delivery table, DELETE ... USING (as
+    WHERE EXISTS), and the WHERE an
     `INSERT ... SELECT ... ON CONFLICT` needs so SQLite does not read ON as a join's."""
     expression = _sqlite_null_order(expression)
     for ordered in expression.find_all(exp.Ordered):
@@ -137,6 +138,16 @@ def _for_sqlite(expression: exp.Expression, columns: dict[str, list[str]]) -> ex
         select.set(
             "expressions", select.expressions[:index] + kept + select.expressions[index + 1 :]
         )
+    if isinstance(expression, exp.Delete) and expression.args.get("using"):
+        using = expression.args["using"]
+        where = expression.args.get("where")
+        probe = exp.select("1").from_(using[0].copy())
+        for extra in using[1:]:
+            probe = probe.join(extra.copy())
+        if where is not None:
+            probe = probe.where(where.this.copy())
+        expression.set("using", None)
+        expression.set("where", exp.Where(this=exp.Exists(this=probe)))
     if isinstance(expression, exp.Insert) and expression.args.get("conflict"):
         select = expression.expression
         if isinstance(select, exp.Select) and not select.args.get("where"):
@@ -236,6 +247,25 @@ def _sqlite_merge(merge: exp.Merge, where: str) -> list[str]:
     return out
 
 
+def _name_qualified_projections(expression: exp.Expression) -> exp.Expression:
+    """sqlglot rewrites QUALIFY (and DISTINCT ON) as a subquery and selects its columns by name,
+    so an unnamed projection such as `CAST(ts_event AS DATE)` would be lost: name it."""
+    for select in list(expression.find_all(exp.Select)):
+        distinct = select.args.get("distinct")
+        if not (select.args.get("qualify") or (distinct is not None and distinct.args.get("on"))):
+            continue
+        select.set(
+            "expressions",
+            [
+                e
+                if isinstance(e, exp.Column | exp.Star | exp.Alias)
+                else exp.alias_(e, f"_c{i}", copy=False)
+                for i, e in enumerate(select.expressions, 1)
+            ],
+        )
+    return expression
+
+
 def _for_postgres(expression: exp.Expression, where: str) -> exp.Expression:
     """DuckDB forms PostgreSQL lacks: INSERT OR IGNORE (ON CONFLICT DO NOTHING); INSERT OR
     REPLACE needs the conflict's columns, so it is an override's to write."""
@@ -269,6 +299,7 @@ def transpile(
         return sql
     try:
         parsed = sqlglot.parse(sql, read=AUTHORED)
+        parsed = [None if e is None else _name_qualified_projections(e) for e in parsed]
         if engine == "sqlite":
             parsed = [None if e is None else _for_sqlite(e, columns or {}) for e in parsed]
         if engine == "postgres":
