@@ -100,6 +100,42 @@ def _sqlite_interval(node: exp.Expression) -> exp.Expression:
     return exp.Anonymous(this="datetime", expressions=[node.this.copy(), modifier])
 
 
+def _sqlite_distinct_window(node: exp.Expression) -> exp.Expression:
+    """count(DISTINCT x) OVER (PARTITION BY p), which SQLite refuses, as two dense ranks: the
+    rank from below plus the rank from above, less one, less one more when x has a NULL."""
+    if not isinstance(node, exp.Window) or node.args.get("order") or node.args.get("spec"):
+        return node
+    count = node.this
+    distinct = count.this if isinstance(count, exp.Count) else None
+    if not isinstance(distinct, exp.Distinct) or len(distinct.expressions) != 1:
+        return node
+    value = distinct.expressions[0]
+    partition = node.args.get("partition_by") or []
+
+    def window(function: exp.Expression, order: exp.Order | None) -> exp.Window:
+        return exp.Window(
+            this=function, partition_by=[p.copy() for p in partition], order=order, over="OVER"
+        )
+
+    def by(desc: bool) -> exp.Order:
+        return exp.Order(
+            expressions=[exp.Ordered(this=value.copy(), desc=desc, nulls_first=not desc)]
+        )
+
+    has_null = exp.Max(this=exp.Is(this=value.copy(), expression=exp.Null()))
+    total = exp.Sub(
+        this=exp.Sub(
+            this=exp.Add(
+                this=window(exp.Anonymous(this="DENSE_RANK"), by(False)),
+                expression=window(exp.Anonymous(this="DENSE_RANK"), by(True)),
+            ),
+            expression=exp.Literal.number(1),
+        ),
+        expression=window(has_null, None),
+    )
+    return exp.Paren(this=total)
+
+
 def _for_sqlite(expression: exp.Expression, columns: dict[str, list[str]]) -> exp.Expression:
     """DuckDB forms SQLite lacks, rewritten where the meaning is certain: GROUP BY ALL, NULL
     order, interval arithmetic, `* EXCLUDE` over a delivery table, DELETE ... USING (as
@@ -120,6 +156,10 @@ def _for_sqlite(expression: exp.Expression, columns: dict[str, list[str]]) -> ex
             group.set("all", None)
             group.set("expressions", keys)
     expression = expression.transform(_sqlite_interval)
+    expression = expression.transform(_sqlite_distinct_window)
+    for any_value in list(expression.find_all(exp.AnyValue)):  # any non-NULL value: MAX is one
+        outer = any_value.parent if isinstance(any_value.parent, exp.IgnoreNulls) else any_value
+        outer.replace(exp.Max(this=any_value.this.copy()))
     for star in list(expression.find_all(exp.Star)):
         dropped = star.args.get("except_") or star.args.get("except")
         select = star.parent
@@ -161,9 +201,11 @@ MERGE_SOURCE = "__arrivalbench_merge_source"
 def _sqlite_merge(merge: exp.Merge, where: str) -> list[str]:
     """DuckDB's MERGE as SQLite statements inside one SAVEPOINT (atomic, as the MERGE was).
 
-    The source is kept once in a TEMP table with whether each row matched the target before
-    the MERGE; then the DELETE clauses, the UPDATE clause (at most one) and the INSERT clauses
-    run in that order, each excluding the rows an earlier clause of its kind took.
+    The source is kept once in a TEMP table with, for each row, whether it matched the target
+    before the MERGE and which WHEN MATCHED clause took it then (the first whose condition
+    held: an ON that matches at most one target row, as a MERGE's should); each matched clause
+    then changes only its own rows, and the INSERT clauses take the rows that matched nothing,
+    each excluding those an earlier INSERT clause took.
     """
 
     def fail(why: str) -> TranspileError:
@@ -189,40 +231,37 @@ def _sqlite_merge(merge: exp.Merge, where: str) -> list[str]:
     source = using.copy()
     source.set("alias", None)
     cond = sql(on)
-    out = [
-        "SAVEPOINT arrivalbench_merge",
-        f"DROP TABLE IF EXISTS temp.{MERGE_SOURCE}",
-        f"CREATE TEMP TABLE {MERGE_SOURCE} AS SELECT {salias}.*, EXISTS (SELECT 1 FROM {table} "
-        f"AS {talias} WHERE {cond}) AS __matched FROM {sql(source)} AS {salias}",
-    ]
-    deletes: list[str] = []
-    updates: list[str] = []
+
+    def matches(extra: str = "") -> str:
+        return f"EXISTS (SELECT 1 FROM {table} AS {talias} WHERE {cond}{extra})"
+
+    arms: list[str] = []
+    changes: list[str] = []
     inserts: list[str] = []
-    matched_before: list[str] = []
     unmatched_before: list[str] = []
     for when in whens.expressions:
         if when.args.get("source"):
             raise fail("with WHEN NOT MATCHED BY SOURCE")
         condition = when.args.get("condition")
         then = when.args.get("then")
-        earlier = matched_before if when.args.get("matched") else unmatched_before
-        guard = "".join(f" AND NOT coalesce(({e}), FALSE)" for e in earlier)
         extra = f" AND ({sql(condition)})" if condition is not None else ""
         if when.args.get("matched"):
-            match = f"{cond}{extra}{guard}"
+            clause = len(arms) + 1
+            arms.append(f"WHEN {matches(extra)} THEN {clause}")
+            mine = f"{cond} AND {salias}.__clause = {clause}"
             if isinstance(then, exp.Var) and then.name.upper() == "DELETE":
-                deletes.append(
+                changes.append(
                     f"DELETE FROM {table} AS {talias} WHERE EXISTS (SELECT 1 FROM "
-                    f"temp.{MERGE_SOURCE} AS {salias} WHERE {match})"
+                    f"temp.{MERGE_SOURCE} AS {salias} WHERE {mine})"
                 )
             elif isinstance(then, exp.Update) and then.expressions:
                 sets = ", ".join(
                     f"{sql(exp.to_identifier(e.this.name))} = {sql(e.expression)}"
                     for e in then.expressions
                 )
-                updates.append(
+                changes.append(
                     f"UPDATE {table} AS {talias} SET {sets} FROM temp.{MERGE_SOURCE} AS "
-                    f"{salias} WHERE {match}"
+                    f"{salias} WHERE {mine}"
                 )
             else:
                 raise fail("clause other than UPDATE SET or DELETE")
@@ -235,14 +274,21 @@ def _sqlite_merge(merge: exp.Merge, where: str) -> list[str]:
                 else ""
             )
             values = ", ".join(sql(v) for v in then.expression.expressions)
+            guard = "".join(f" AND NOT coalesce(({e}), FALSE)" for e in unmatched_before)
             inserts.append(
                 f"INSERT INTO {table}{columns} SELECT {values} FROM temp.{MERGE_SOURCE} AS "
-                f"{salias} WHERE NOT __matched{extra}{guard}"
+                f"{salias} WHERE NOT {salias}.__matched{extra}{guard}"
             )
-        earlier.append(sql(condition) if condition is not None else "TRUE")
-    if len(updates) > 1:
-        raise fail("with two UPDATE clauses")
-    out += deletes + updates + inserts
+            unmatched_before.append(sql(condition) if condition is not None else "TRUE")
+    clause = f"CASE {' '.join(arms)} END" if arms else "NULL"
+    out = [
+        "SAVEPOINT arrivalbench_merge",
+        f"DROP TABLE IF EXISTS temp.{MERGE_SOURCE}",
+        f"CREATE TEMP TABLE {MERGE_SOURCE} AS SELECT {salias}.*, {matches()} AS __matched, "
+        f"{clause} AS __clause FROM {sql(source)} AS {salias}",
+        *changes,
+        *inserts,
+    ]
     out += [f"DROP TABLE temp.{MERGE_SOURCE}", "RELEASE arrivalbench_merge"]
     return out
 
