@@ -136,11 +136,106 @@ def _sqlite_distinct_window(node: exp.Expression) -> exp.Expression:
     return exp.Paren(this=total)
 
 
+_SECONDS = {"SECOND": 1, "MINUTE": 60, "HOUR": 3600, "DAY": 86400}
+
+
+def _interval_seconds(interval: exp.Interval) -> float | None:
+    unit = str(interval.args.get("unit") or "").upper().rstrip("S")
+    amount = interval.this
+    if unit not in _SECONDS or not isinstance(amount, exp.Literal):
+        return None
+    try:
+        return float(amount.this) * _SECONDS[unit]
+    except ValueError:
+        return None
+
+
+_TIME_FUNCTIONS = (exp.Lag, exp.Lead, exp.Min, exp.Max, exp.FirstValue, exp.LastValue)
+
+
+def _is_timestamp(node: exp.Expression) -> bool:
+    """Whether an expression is a timestamp by the suite's naming (ts_*, *_at, *_start, *_end),
+    directly or through lag/lead/min/max/first/last of one: SQLite has no types to ask."""
+    if isinstance(node, exp.Window):
+        return _is_timestamp(node.this)
+    if isinstance(node, _TIME_FUNCTIONS):
+        return _is_timestamp(node.this)
+    if isinstance(node, exp.Column):
+        name = node.name.lower()
+        return name.startswith("ts") or name.endswith(("_at", "_start", "_end"))
+    return False
+
+
+def _sqlite_time_arithmetic(node: exp.Expression) -> exp.Expression:
+    """Timestamp differences as seconds (`(julianday(a) - julianday(b)) * 86400`), an interval
+    compared with one as its seconds, and `range(a, b)` of literals as a UNION of rows."""
+    if isinstance(node, exp.Sub) and _is_timestamp(node.this) and _is_timestamp(node.expression):
+        days = exp.Sub(
+            this=exp.Anonymous(this="julianday", expressions=[node.this.copy()]),
+            expression=exp.Anonymous(this="julianday", expressions=[node.expression.copy()]),
+        )
+        return exp.Paren(
+            this=exp.Mul(this=exp.Paren(this=days), expression=exp.Literal.number(86400.0))
+        )
+    parent = node.parent
+    if isinstance(node, exp.Interval) and isinstance(parent, exp.Binary):
+        seconds = _interval_seconds(node)
+        if seconds is not None and not isinstance(parent, exp.Add | exp.Sub):
+            return exp.Literal.number(seconds)
+    if isinstance(node, exp.Table) and isinstance(node.this, exp.GenerateSeries):
+        series = node.this
+        start, end = series.args.get("start"), series.args.get("end")
+        alias = node.args.get("alias")
+        if (
+            isinstance(start, exp.Literal)
+            and isinstance(end, exp.Literal)
+            and not start.is_string
+            and not end.is_string
+            and alias is not None
+            and len(alias.columns) == 1
+        ):
+            last = int(end.this) - (1 if series.args.get("is_end_exclusive") else 0)
+            column = alias.columns[0].name
+            rows = [
+                exp.select(exp.alias_(exp.Literal.number(v), column))
+                for v in range(int(start.this), last + 1)
+            ]
+            union: exp.Expression = rows[0]
+            for row in rows[1:]:
+                union = exp.union(union, row, distinct=False)
+            return exp.Subquery(this=union, alias=exp.TableAlias(this=alias.this.copy()))
+    return node
+
+
+def _sqlite_range_window(expression: exp.Expression) -> None:
+    """RANGE frames over a date or timestamp with interval offsets: SQLite's RANGE needs a
+    number, so the ORDER BY key is its julianday() and the offsets are days."""
+    for window in list(expression.find_all(exp.Window)):
+        spec = window.args.get("spec")
+        order = window.args.get("order")
+        if spec is None or str(spec.args.get("kind") or "").upper() != "RANGE" or order is None:
+            continue
+        bounds = [spec.args.get("start"), spec.args.get("end")]
+        if not any(isinstance(b, exp.Interval) for b in bounds) or len(order.expressions) != 1:
+            continue
+        for side in ("start", "end"):
+            bound = spec.args.get(side)
+            if isinstance(bound, exp.Interval):
+                seconds = _interval_seconds(bound)
+                if seconds is None:
+                    raise TranspileError("an interval RANGE offset that is not a fixed length")
+                spec.set(side, exp.Literal.number(seconds / 86400))
+        key = order.expressions[0]
+        key.set("this", exp.Anonymous(this="julianday", expressions=[key.this.copy()]))
+        key.set("nulls_first", not key.args.get("desc"))  # one key only: SQLite's NULL order
+
+
 def _for_sqlite(expression: exp.Expression, columns: dict[str, list[str]]) -> exp.Expression:
     """DuckDB forms SQLite lacks, rewritten where the meaning is certain: GROUP BY ALL, NULL
     order, interval arithmetic, `* EXCLUDE` over a delivery table, DELETE ... USING (as
     WHERE EXISTS), and the WHERE an
     `INSERT ... SELECT ... ON CONFLICT` needs so SQLite does not read ON as a join's."""
+    _sqlite_range_window(expression)
     expression = _sqlite_null_order(expression)
     for ordered in expression.find_all(exp.Ordered):
         if not isinstance(ordered.parent, exp.Order):  # ON CONFLICT keys: no NULL order
@@ -156,6 +251,7 @@ def _for_sqlite(expression: exp.Expression, columns: dict[str, list[str]]) -> ex
             group.set("all", None)
             group.set("expressions", keys)
     expression = expression.transform(_sqlite_interval)
+    expression = expression.transform(_sqlite_time_arithmetic)
     expression = expression.transform(_sqlite_distinct_window)
     for any_value in list(expression.find_all(exp.AnyValue)):  # any non-NULL value: MAX is one
         outer = any_value.parent if isinstance(any_value.parent, exp.IgnoreNulls) else any_value
