@@ -166,6 +166,18 @@ def _is_timestamp(node: exp.Expression) -> bool:
     return False
 
 
+def _is_date(node: exp.Expression) -> bool:
+    """Whether an expression is a date: CAST(... AS DATE), or a column named day, *_day, *date."""
+    if isinstance(node, exp.Cast):
+        return node.to.is_type(exp.DataType.Type.DATE)
+    if isinstance(node, exp.Window | exp.Min | exp.Max | exp.Lag | exp.Lead):
+        return _is_date(node.this)
+    if isinstance(node, exp.Column):
+        name = node.name.lower()
+        return name == "day" or name.endswith(("_day", "date"))
+    return False
+
+
 def _sqlite_time_arithmetic(node: exp.Expression) -> exp.Expression:
     """Timestamp differences as seconds (`(julianday(a) - julianday(b)) * 86400`), an interval
     compared with one as its seconds, and `range(a, b)` of literals as a UNION of rows."""
@@ -177,6 +189,25 @@ def _sqlite_time_arithmetic(node: exp.Expression) -> exp.Expression:
         return exp.Paren(
             this=exp.Mul(this=exp.Paren(this=days), expression=exp.Literal.number(86400.0))
         )
+    if isinstance(node, exp.Add | exp.Sub) and _is_date(node.this):
+        other = node.expression
+        if _is_date(other) and isinstance(node, exp.Sub):  # days between two dates
+            return exp.Paren(
+                this=exp.Cast(
+                    this=exp.Sub(
+                        this=exp.Anonymous(this="julianday", expressions=[node.this.copy()]),
+                        expression=exp.Anonymous(this="julianday", expressions=[other.copy()]),
+                    ),
+                    to=exp.DataType.build("INTEGER"),
+                )
+            )
+        if not isinstance(other, exp.Interval) and not _is_date(other):  # date + n days
+            sign = "-" if isinstance(node, exp.Sub) else "+"
+            shift = exp.Anonymous(
+                this="printf",
+                expressions=[exp.Literal.string(f"{sign}%d days"), other.copy()],
+            )
+            return exp.Anonymous(this="date", expressions=[node.this.copy(), shift])
     parent = node.parent
     if isinstance(node, exp.Interval) and isinstance(parent, exp.Binary):
         seconds = _interval_seconds(node)
@@ -251,6 +282,10 @@ def _for_sqlite(expression: exp.Expression, columns: dict[str, list[str]]) -> ex
             group.set("all", None)
             group.set("expressions", keys)
     expression = expression.transform(_sqlite_interval)
+    for select in list(expression.find_all(exp.Select)):  # IN (SELECT (a, b)): a row of two
+        only = select.expressions[0] if len(select.expressions) == 1 else None
+        if isinstance(only, exp.Tuple) and isinstance(select.parent, exp.Subquery | exp.In):
+            select.set("expressions", [e.copy() for e in only.expressions])
     expression = expression.transform(_sqlite_time_arithmetic)
     expression = expression.transform(_sqlite_distinct_window)
     for any_value in list(expression.find_all(exp.AnyValue)):  # any non-NULL value: MAX is one
