@@ -179,15 +179,16 @@ def _is_date(node: exp.Expression) -> bool:
 
 
 def _sqlite_time_arithmetic(node: exp.Expression) -> exp.Expression:
-    """Timestamp differences as seconds (`(julianday(a) - julianday(b)) * 86400`), an interval
+    """Timestamp differences as whole seconds (`strftime('%s', a) - strftime('%s', b)`), an interval
     compared with one as its seconds, and `range(a, b)` of literals as a UNION of rows."""
     if isinstance(node, exp.Sub) and _is_timestamp(node.this) and _is_timestamp(node.expression):
-        days = exp.Sub(
-            this=exp.Anonymous(this="julianday", expressions=[node.this.copy()]),
-            expression=exp.Anonymous(this="julianday", expressions=[node.expression.copy()]),
-        )
+
+        def epoch(value: exp.Expression) -> exp.Expression:  # whole seconds, exactly
+            seconds = exp.Anonymous(this="strftime", expressions=[exp.Literal.string("%s"), value])
+            return exp.Cast(this=seconds, to=exp.DataType.build("INTEGER"))
+
         return exp.Paren(
-            this=exp.Mul(this=exp.Paren(this=days), expression=exp.Literal.number(86400.0))
+            this=exp.Sub(this=epoch(node.this.copy()), expression=epoch(node.expression.copy()))
         )
     if isinstance(node, exp.Add | exp.Sub) and _is_date(node.this):
         other = node.expression
