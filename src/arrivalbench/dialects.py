@@ -181,7 +181,14 @@ def _is_date(node: exp.Expression) -> bool:
 def _sqlite_time_arithmetic(node: exp.Expression) -> exp.Expression:
     """Timestamp differences as whole seconds (`strftime('%s', a) - strftime('%s', b)`), an interval
     compared with one as its seconds, and `range(a, b)` of literals as a UNION of rows."""
-    if isinstance(node, exp.Sub) and _is_timestamp(node.this) and _is_timestamp(node.expression):
+    if isinstance(node, exp.DateDiff) and str(node.args.get("unit") or "").upper() == "SECOND":
+        node = exp.Sub(this=node.this.copy(), expression=node.expression.copy())
+        forced = True
+    else:
+        forced = False
+    if isinstance(node, exp.Sub) and (
+        forced or (_is_timestamp(node.this) and _is_timestamp(node.expression))
+    ):
 
         def epoch(value: exp.Expression) -> exp.Expression:  # whole seconds, exactly
             seconds = exp.Anonymous(this="strftime", expressions=[exp.Literal.string("%s"), value])
