@@ -346,10 +346,11 @@ def _for_sqlite(expression: exp.Expression, columns: dict[str, list[str]]) -> ex
     for any_value in list(expression.find_all(exp.AnyValue)):  # any non-NULL value: MAX is one
         outer = any_value.parent if isinstance(any_value.parent, exp.IgnoreNulls) else any_value
         outer.replace(exp.Max(this=any_value.this.copy()))
+    by_name = isinstance(expression, exp.Insert) and expression.args.get("by_name")
     for star in list(expression.find_all(exp.Star)):
-        dropped = star.args.get("except_") or star.args.get("except")
+        dropped = star.args.get("except_") or star.args.get("except") or []
         select = star.parent
-        if not dropped or not isinstance(select, exp.Select):
+        if not (dropped or by_name) or not isinstance(select, exp.Select):
             continue
         source = select.args.get("from_") or select.args.get("from")
         table = source.this if source is not None else None
@@ -359,11 +360,17 @@ def _for_sqlite(expression: exp.Expression, columns: dict[str, list[str]]) -> ex
         if known is None:
             continue
         drop = {c.name.lower() for c in dropped}
-        kept = [exp.column(c) for c in known if c.lower() not in drop]
+        kept = [_delivered(c) for c in known if c.lstrip("?").lower() not in drop]
         index = select.expressions.index(star)
         select.set(
             "expressions", select.expressions[:index] + kept + select.expressions[index + 1 :]
         )
+    select = expression.expression if by_name else None
+    if isinstance(select, exp.Select) and all(e.alias_or_name for e in select.expressions):
+        names = [exp.to_identifier(e.alias_or_name) for e in select.expressions]
+        target = expression.this
+        expression.set("by_name", None)
+        expression.set("this", exp.Schema(this=target.copy(), expressions=names))
     if isinstance(expression, exp.Delete) and expression.args.get("using"):
         using = expression.args["using"]
         where = expression.args.get("where")
@@ -515,10 +522,25 @@ def _for_postgres(expression: exp.Expression, where: str) -> exp.Expression:
     return expression
 
 
+def _delivered(column: str) -> exp.Expression:
+    """A delivery column by name; `?name` marks the evolving column, absent from some
+    deliveries: SQLite reads a double-quoted name that is no column as that text, so
+    NULLIF("page", 'page') is the column when delivered and NULL when not."""
+    if not column.startswith("?"):
+        return exp.column(column)
+    name = column[1:]
+    value = exp.Nullif(this=exp.column(name, quoted=True), expression=exp.Literal.string(name))
+    return exp.alias_(value, name)
+
+
 def delivery_columns(task: Task) -> dict[str, list[str]]:
-    """Each delivery table's columns, as the harness loads them (for `* EXCLUDE`)."""
+    """Each delivery table's columns, as the harness loads them (for `* EXCLUDE` and INSERT
+    ... BY NAME); the evolving column, which some deliveries lack, is marked `?name`."""
     return {
-        f"{source.name}_batch".lower(): [*source.columns, "_arrival_seq", "_batch_id"]
+        f"{source.name}_batch".lower(): [
+            f"?{c}" if c == source.evolving_column else c for c in source.columns
+        ]
+        + ["_arrival_seq", "_batch_id"]
         for source in task.spec.sources
     }
 
