@@ -346,6 +346,22 @@ def _for_sqlite(expression: exp.Expression, columns: dict[str, list[str]]) -> ex
     for any_value in list(expression.find_all(exp.AnyValue)):  # any non-NULL value: MAX is one
         outer = any_value.parent if isinstance(any_value.parent, exp.IgnoreNulls) else any_value
         outer.replace(exp.Max(this=any_value.this.copy()))
+    for union in list(expression.find_all(exp.Union)):  # padding: (no rows) UNION ALL BY NAME batch
+        right = union.expression
+        source = right.args.get("from_") if isinstance(right, exp.Select) else None
+        if (
+            union.args.get("by_name")
+            and not union.args.get("distinct")
+            and isinstance(union.this, exp.Select)
+            and isinstance(union.this.args.get("where"), exp.Where)
+            and union.this.args["where"].this == exp.false()
+            and source is not None
+            and isinstance(source.this, exp.Table)
+            and source.this.name.lower() in columns
+            and [type(e) for e in right.expressions] == [exp.Star]
+        ):
+            known = columns[source.this.name.lower()]
+            union.replace(exp.select(*[_delivered(c) for c in known]).from_(source.this.copy()))
     by_name = isinstance(expression, exp.Insert) and expression.args.get("by_name")
     for star in list(expression.find_all(exp.Star)):
         dropped = star.args.get("except_") or star.args.get("except") or []
