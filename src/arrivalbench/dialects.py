@@ -521,14 +521,62 @@ def _name_qualified_projections(expression: exp.Expression) -> exp.Expression:
     return expression
 
 
-def _for_postgres(expression: exp.Expression, where: str) -> exp.Expression:
-    """DuckDB forms PostgreSQL lacks: INSERT OR IGNORE (ON CONFLICT DO NOTHING); INSERT OR
-    REPLACE needs the conflict's columns, so it is an override's to write."""
+def _tables_made(parsed: list[exp.Expression | None]) -> dict[str, tuple[list[str], list[str]]]:
+    """The script's own CREATE TABLE column lists: name -> (columns, primary key)."""
+    made: dict[str, tuple[list[str], list[str]]] = {}
+    for expression in parsed:
+        if not isinstance(expression, exp.Create) or not isinstance(expression.this, exp.Schema):
+            continue
+        schema = expression.this
+        columns = [d.name for d in schema.expressions if isinstance(d, exp.ColumnDef)]
+        key = [
+            d.name
+            for d in schema.expressions
+            if isinstance(d, exp.ColumnDef) and d.find(exp.PrimaryKeyColumnConstraint)
+        ]
+        for constraint in schema.expressions:
+            if isinstance(constraint, exp.PrimaryKey):
+                key = [c.name for c in constraint.expressions]
+        made[schema.this.name.lower()] = (columns, key)
+    return made
+
+
+def _for_postgres(
+    expression: exp.Expression,
+    where: str,
+    made: dict[str, tuple[list[str], list[str]]] | None = None,
+) -> exp.Expression:
+    """DuckDB forms PostgreSQL lacks: INSERT OR IGNORE (ON CONFLICT DO NOTHING), INSERT OR
+    REPLACE into a table the script made with a primary key (ON CONFLICT (key) DO UPDATE of
+    every other column), any_value (PostgreSQL 16's: max here)."""
+    for any_value in list(expression.find_all(exp.AnyValue)):
+        outer = any_value.parent if isinstance(any_value.parent, exp.IgnoreNulls) else any_value
+        outer.replace(exp.Max(this=any_value.this.copy()))
     if isinstance(expression, exp.Insert):
         alternative = str(expression.args.get("alternative") or "").upper()
+        target = expression.this
+        table = target.this if isinstance(target, exp.Schema) else target
+        columns, key = (made or {}).get(table.name.lower(), ([], []))
+        if isinstance(target, exp.Schema):
+            columns = [c.name for c in target.expressions]
         if alternative == "IGNORE":
             expression.set("alternative", None)
             expression.set("conflict", exp.OnConflict(action=exp.var("DO NOTHING")))
+        elif alternative == "REPLACE" and key and columns:
+            updates = [
+                exp.EQ(this=exp.column(c), expression=exp.column(c, table="excluded"))
+                for c in columns
+                if c not in key
+            ]
+            expression.set("alternative", None)
+            expression.set(
+                "conflict",
+                exp.OnConflict(
+                    conflict_keys=[exp.to_identifier(k) for k in key],
+                    action=exp.var("DO UPDATE"),
+                    expressions=updates,
+                ),
+            )
         elif alternative:
             raise TranspileError(
                 f"{where}: INSERT OR {alternative} has no PostgreSQL form without the conflict "
@@ -573,7 +621,8 @@ def transpile(
         if engine == "sqlite":
             parsed = [None if e is None else _for_sqlite(e, columns or {}) for e in parsed]
         if engine == "postgres":
-            parsed = [None if e is None else _for_postgres(e, where) for e in parsed]
+            made = _tables_made(parsed)
+            parsed = [None if e is None else _for_postgres(e, where, made) for e in parsed]
         out = []
         for expression in parsed:
             if expression is None:
