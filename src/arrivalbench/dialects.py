@@ -10,6 +10,7 @@ EXISTS followed by a CREATE, which both other engines run.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import sqlglot
@@ -315,17 +316,8 @@ def _sqlite_arg_extremes(expression: exp.Expression) -> None:
         )
 
 
-def _for_sqlite(expression: exp.Expression, columns: dict[str, list[str]]) -> exp.Expression:
-    """DuckDB forms SQLite lacks, rewritten where the meaning is certain: GROUP BY ALL, NULL
-    order, interval arithmetic, `* EXCLUDE` over a delivery table, DELETE ... USING (as
-    WHERE EXISTS), and the WHERE an
-    `INSERT ... SELECT ... ON CONFLICT` needs so SQLite does not read ON as a join's."""
-    _sqlite_range_window(expression)
-    _sqlite_arg_extremes(expression)
-    expression = _sqlite_null_order(expression)
-    for ordered in expression.find_all(exp.Ordered):
-        if not isinstance(ordered.parent, exp.Order):  # ON CONFLICT keys: no NULL order
-            ordered.set("nulls_first", not ordered.args.get("desc"))
+def _group_by_all(expression: exp.Expression) -> None:
+    """GROUP BY ALL (DuckDB's) as the list of the select's non-aggregate expressions."""
     for group in list(expression.find_all(exp.Group)):
         select = group.parent
         if group.args.get("all") and isinstance(select, exp.Select):
@@ -336,16 +328,23 @@ def _for_sqlite(expression: exp.Expression, columns: dict[str, list[str]]) -> ex
             ]
             group.set("all", None)
             group.set("expressions", keys)
-    expression = expression.transform(_sqlite_interval)
-    for select in list(expression.find_all(exp.Select)):  # IN (SELECT (a, b)): a row of two
+
+
+def _in_row_select(expression: exp.Expression) -> None:
+    """IN (SELECT (a, b) ...): DuckDB's row of two is two columns elsewhere."""
+    for select in list(expression.find_all(exp.Select)):
         only = select.expressions[0] if len(select.expressions) == 1 else None
         if isinstance(only, exp.Tuple) and isinstance(select.parent, exp.Subquery | exp.In):
             select.set("expressions", [e.copy() for e in only.expressions])
-    expression = expression.transform(_sqlite_time_arithmetic)
-    expression = expression.transform(_sqlite_distinct_window)
-    for any_value in list(expression.find_all(exp.AnyValue)):  # any non-NULL value: MAX is one
-        outer = any_value.parent if isinstance(any_value.parent, exp.IgnoreNulls) else any_value
-        outer.replace(exp.Max(this=any_value.this.copy()))
+
+
+def _delivery_stars(
+    expression: exp.Expression,
+    columns: dict[str, list[str]],
+    delivered: Callable[[str], exp.Expression],
+) -> exp.Expression:
+    """`* EXCLUDE`, INSERT ... BY NAME and a batch padded by UNION ALL BY NAME, over a delivery
+    table, as explicit columns (`delivered` spells each, the evolving one included)."""
     for union in list(expression.find_all(exp.Union)):  # padding: (no rows) UNION ALL BY NAME batch
         right = union.expression
         source = right.args.get("from_") if isinstance(right, exp.Select) else None
@@ -361,7 +360,7 @@ def _for_sqlite(expression: exp.Expression, columns: dict[str, list[str]]) -> ex
             and [type(e) for e in right.expressions] == [exp.Star]
         ):
             known = columns[source.this.name.lower()]
-            union.replace(exp.select(*[_delivered(c) for c in known]).from_(source.this.copy()))
+            union.replace(exp.select(*[delivered(c) for c in known]).from_(source.this.copy()))
     by_name = isinstance(expression, exp.Insert) and expression.args.get("by_name")
     for star in list(expression.find_all(exp.Star)):
         dropped = star.args.get("except_") or star.args.get("except") or []
@@ -376,7 +375,7 @@ def _for_sqlite(expression: exp.Expression, columns: dict[str, list[str]]) -> ex
         if known is None:
             continue
         drop = {c.name.lower() for c in dropped}
-        kept = [_delivered(c) for c in known if c.lstrip("?").lower() not in drop]
+        kept = [delivered(c) for c in known if c.lstrip("?").lower() not in drop]
         index = select.expressions.index(star)
         select.set(
             "expressions", select.expressions[:index] + kept + select.expressions[index + 1 :]
@@ -387,6 +386,29 @@ def _for_sqlite(expression: exp.Expression, columns: dict[str, list[str]]) -> ex
         target = expression.this
         expression.set("by_name", None)
         expression.set("this", exp.Schema(this=target.copy(), expressions=names))
+    return expression
+
+
+def _for_sqlite(expression: exp.Expression, columns: dict[str, list[str]]) -> exp.Expression:
+    """DuckDB forms SQLite lacks, rewritten where the meaning is certain: GROUP BY ALL, NULL
+    order, interval arithmetic, `* EXCLUDE` over a delivery table, DELETE ... USING (as
+    WHERE EXISTS), and the WHERE an
+    `INSERT ... SELECT ... ON CONFLICT` needs so SQLite does not read ON as a join's."""
+    _sqlite_range_window(expression)
+    _sqlite_arg_extremes(expression)
+    expression = _sqlite_null_order(expression)
+    for ordered in expression.find_all(exp.Ordered):
+        if not isinstance(ordered.parent, exp.Order):  # ON CONFLICT keys: no NULL order
+            ordered.set("nulls_first", not ordered.args.get("desc"))
+    _group_by_all(expression)
+    expression = expression.transform(_sqlite_interval)
+    _in_row_select(expression)
+    expression = expression.transform(_sqlite_time_arithmetic)
+    expression = expression.transform(_sqlite_distinct_window)
+    for any_value in list(expression.find_all(exp.AnyValue)):  # any non-NULL value: MAX is one
+        outer = any_value.parent if isinstance(any_value.parent, exp.IgnoreNulls) else any_value
+        outer.replace(exp.Max(this=any_value.this.copy()))
+    expression = _delivery_stars(expression, columns, _delivered)
     if isinstance(expression, exp.Delete) and expression.args.get("using"):
         using = expression.args["using"]
         where = expression.args.get("where")
@@ -545,6 +567,7 @@ def _for_postgres(
     expression: exp.Expression,
     where: str,
     made: dict[str, tuple[list[str], list[str]]] | None = None,
+    columns: dict[str, list[str]] | None = None,
 ) -> exp.Expression:
     """DuckDB forms PostgreSQL lacks: INSERT OR IGNORE (ON CONFLICT DO NOTHING), INSERT OR
     REPLACE into a table the script made with a primary key (ON CONFLICT (key) DO UPDATE of
@@ -552,6 +575,9 @@ def _for_postgres(
     for any_value in list(expression.find_all(exp.AnyValue)):
         outer = any_value.parent if isinstance(any_value.parent, exp.IgnoreNulls) else any_value
         outer.replace(exp.Max(this=any_value.this.copy()))
+    _group_by_all(expression)
+    _in_row_select(expression)
+    expression = _delivery_stars(expression, columns or {}, lambda c: exp.column(c.lstrip("?")))
     if isinstance(expression, exp.Insert):
         alternative = str(expression.args.get("alternative") or "").upper()
         target = expression.this
@@ -622,7 +648,7 @@ def transpile(
             parsed = [None if e is None else _for_sqlite(e, columns or {}) for e in parsed]
         if engine == "postgres":
             made = _tables_made(parsed)
-            parsed = [None if e is None else _for_postgres(e, where, made) for e in parsed]
+            parsed = [None if e is None else _for_postgres(e, where, made, columns) for e in parsed]
         out = []
         for expression in parsed:
             if expression is None:
