@@ -127,3 +127,14 @@ def test_the_pipeline_role_is_not_a_superuser(grader, task):
     entry = verdict(grader, task, script)
     assert entry["verdict"] == "FAIL"
     assert "True" not in str(entry["diff"])
+
+
+def test_regrade_verify_reproduces_postgres_verdicts_byte_for_byte(tmp_path, engine, task):
+    from arrivalbench.corpus import make_corpus
+    from arrivalbench.sweep import sweep, verify
+
+    run = make_corpus(tmp_path / "run", seed=7, task_ids=[task.id], engine="postgres")
+    assert (run.manifest["engine"], run.manifest["engine_version"]) == ("postgres", engine.version)
+    sweep(run, workers=1)
+    assert len(run.verdicts()) > 0
+    assert verify(run, workers=1) == []

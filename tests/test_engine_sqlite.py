@@ -5,7 +5,9 @@ reference scripts transpiled from DuckDB SQL and graded against the one DuckDB o
 
 from __future__ import annotations
 
+import json
 import os
+import sqlite3
 
 import pytest
 
@@ -203,3 +205,34 @@ def test_an_override_file_wins_over_the_transpile(tmp_path, task):
     copy = load_task(folder)
     assert script_for(copy, "gold.sql", copy.gold_sql, "sqlite") == "SELECT 'by hand';\n"
     assert script_for(copy, "gold.sql", copy.gold_sql, "duckdb") == copy.gold_sql
+
+
+# --- the command line ----------------------------------------------------------------------------
+
+
+def test_grade_and_make_corpus_take_an_engine(tmp_path, task, gold):
+    from test_cli import cli
+
+    pipeline = tmp_path / "gold.sqlite.sql"
+    pipeline.write_text(gold)
+    done = cli(
+        "grade", "--engine", "sqlite", "--task", task.id, "--pipeline", pipeline,
+        "--schedules", "snapshot", "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert record["engine"] == "sqlite"
+    assert record["verdicts"]["snapshot"]["verdict"] == "PASS"
+    made = cli("make-corpus", "--engine", "sqlite", "--tasks", task.id, "--out", tmp_path / "run")
+    assert made.returncode == 0, made.stderr
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert (manifest["engine"], manifest["engine_version"]) == ("sqlite", sqlite3.sqlite_version)
+
+
+def test_an_unknown_engine_is_one_line_and_exit_2():
+    from test_cli import cli
+
+    done = cli("gate", "--engine", "sqlit", "--tasks", "daily_revenue")
+    assert done.returncode == 2
+    assert "Unknown engine 'sqlit'. Did you mean 'sqlite'?" in done.stderr
+    assert "Traceback" not in done.stderr
