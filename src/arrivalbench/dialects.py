@@ -123,7 +123,8 @@ def _sqlite_distinct_window(node: exp.Expression) -> exp.Expression:
             expressions=[exp.Ordered(this=value.copy(), desc=desc, nulls_first=not desc)]
         )
 
-    has_null = exp.Max(this=exp.Is(this=value.copy(), expression=exp.Null()))
+    null = exp.Is(this=value.copy(), expression=exp.Null())
+    has_null = exp.Max(this=exp.Cast(this=null, to=exp.DataType.build("INTEGER")))
     total = exp.Sub(
         this=exp.Sub(
             this=exp.Add(
@@ -571,12 +572,19 @@ def _for_postgres(
 ) -> exp.Expression:
     """DuckDB forms PostgreSQL lacks: INSERT OR IGNORE (ON CONFLICT DO NOTHING), INSERT OR
     REPLACE into a table the script made with a primary key (ON CONFLICT (key) DO UPDATE of
-    every other column), any_value (PostgreSQL 16's: max here)."""
+    every other column), any_value (PostgreSQL 16's: max here), arg_max/arg_min and
+    count(DISTINCT) OVER as on SQLite, and an alias for every subquery in FROM (PostgreSQL 15
+    requires one)."""
     for any_value in list(expression.find_all(exp.AnyValue)):
         outer = any_value.parent if isinstance(any_value.parent, exp.IgnoreNulls) else any_value
         outer.replace(exp.Max(this=any_value.this.copy()))
     _group_by_all(expression)
     _in_row_select(expression)
+    _sqlite_arg_extremes(expression)  # PostgreSQL has no arg_max either
+    expression = expression.transform(_sqlite_distinct_window)  # nor count(DISTINCT) OVER
+    for n, subquery in enumerate(list(expression.find_all(exp.Subquery)), 1):
+        if not subquery.alias and isinstance(subquery.parent, exp.From | exp.Join):
+            subquery.set("alias", exp.TableAlias(this=exp.to_identifier(f"_subquery_{n}")))
     expression = _delivery_stars(expression, columns or {}, lambda c: exp.column(c.lstrip("?")))
     if isinstance(expression, exp.Insert):
         alternative = str(expression.args.get("alternative") or "").upper()
