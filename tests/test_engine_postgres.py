@@ -138,3 +138,10 @@ def test_regrade_verify_reproduces_postgres_verdicts_byte_for_byte(tmp_path, eng
     sweep(run, workers=1)
     assert len(run.verdicts()) > 0
     assert verify(run, workers=1) == []
+
+
+def test_gate_admits_a_task_on_postgres(grader, task):
+    from arrivalbench.gate import gate_task
+
+    result = gate_task(task, grader)
+    assert result.violations == []

@@ -236,3 +236,36 @@ def test_an_unknown_engine_is_one_line_and_exit_2():
     assert done.returncode == 2
     assert "Unknown engine 'sqlit'. Did you mean 'sqlite'?" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_transpile_merge_takes_each_row_by_its_clause_before_the_merge():
+    """Two WHEN MATCHED clauses: the second UPDATE must not see the first one's changes."""
+    import sqlite3 as lite
+
+    merge = (
+        "MERGE INTO cur USING src AS s ON s.id = cur.id "
+        "WHEN MATCHED AND s.v > cur.v THEN UPDATE SET v = s.v, n = cur.n + 1 "
+        "WHEN MATCHED THEN UPDATE SET n = cur.n + 100 "
+        "WHEN NOT MATCHED THEN INSERT (id, v, n) VALUES (s.id, s.v, 0)"
+    )
+    con = lite.connect(":memory:", isolation_level=None)
+    con.execute("CREATE TABLE cur (id INTEGER PRIMARY KEY, v INTEGER, n INTEGER)")
+    con.execute("CREATE TABLE src (id INTEGER, v INTEGER)")
+    con.executemany("INSERT INTO cur VALUES (?, ?, ?)", [(1, 5, 0), (2, 9, 0)])
+    con.executemany("INSERT INTO src VALUES (?, ?)", [(1, 7), (2, 3), (3, 1)])
+    con.executescript(transpile(merge, "sqlite"))
+    assert con.execute("SELECT * FROM cur ORDER BY id").fetchall() == [
+        (1, 7, 1),
+        (2, 9, 100),
+        (3, 1, 0),
+    ]
+
+
+def test_transpile_count_distinct_over_a_partition_ignores_nulls():
+    import sqlite3 as lite
+
+    con = lite.connect(":memory:")
+    con.execute("CREATE TABLE t (g INTEGER, x INTEGER)")
+    con.executemany("INSERT INTO t VALUES (?, ?)", [(1, 1), (1, 1), (1, 2), (1, None), (2, None)])
+    sql = transpile("SELECT g, count(DISTINCT x) OVER (PARTITION BY g) AS n FROM t", "sqlite")
+    assert sorted(set(con.execute(sql.rstrip().rstrip(";")).fetchall())) == [(1, 2), (2, 0)]
