@@ -658,9 +658,14 @@ def transpile(
             made = _tables_made(parsed)
             parsed = [None if e is None else _for_postgres(e, where, made, columns) for e in parsed]
         out = []
+        in_transaction = False  # the script's own BEGIN ... COMMIT, read in order
         for expression in parsed:
             if expression is None:
                 continue
+            if isinstance(expression, exp.Transaction):
+                in_transaction = True
+            elif isinstance(expression, exp.Commit | exp.Rollback):
+                in_transaction = False
             if engine == "sqlite" and isinstance(expression, exp.Merge):
                 out += _sqlite_merge(expression, where)
                 continue
@@ -670,6 +675,8 @@ def transpile(
             ]
             if engine == "sqlite" and len(parts) > 1:  # atomic, as DuckDB's one statement was
                 parts = ["SAVEPOINT arrivalbench_replace", *parts, "RELEASE arrivalbench_replace"]
+            elif len(parts) > 1 and not in_transaction:  # PostgreSQL: a SAVEPOINT needs a BEGIN
+                parts = ["BEGIN", *parts, "COMMIT"]
             out += parts
     except SqlglotError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
