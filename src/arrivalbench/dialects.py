@@ -279,8 +279,8 @@ def _sqlite_arg_extremes(expression: exp.Expression) -> None:
         calls = [
             c
             for c in select.find_all(exp.ArgMax, exp.ArgMin)
-            if c.parent_select is select and not c.find_ancestor(exp.Window)
-        ]
+            if c.parent_select is select and not c.find_ancestor(exp.Window, exp.Filter)
+        ]  # one under FILTER (WHERE ...) would lose its filter: left for an override
         group = select.args.get("group")
         source = select.args.get("from_") or select.args.get("from")
         if not calls or group is None or source is None or select.args.get("joins"):
