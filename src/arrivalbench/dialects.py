@@ -342,7 +342,7 @@ def _in_row_select(expression: exp.Expression) -> None:
 def _delivery_stars(
     expression: exp.Expression,
     columns: dict[str, list[str]],
-    delivered: Callable[[str], exp.Expression],
+    delivered: Callable[[str, str], exp.Expression],
 ) -> exp.Expression:
     """`* EXCLUDE`, INSERT ... BY NAME and a batch padded by UNION ALL BY NAME, over a delivery
     table, as explicit columns (`delivered` spells each, the evolving one included)."""
@@ -361,7 +361,11 @@ def _delivery_stars(
             and [type(e) for e in right.expressions] == [exp.Star]
         ):
             known = columns[source.this.name.lower()]
-            union.replace(exp.select(*[delivered(c) for c in known]).from_(source.this.copy()))
+            union.replace(
+                exp.select(*[delivered(c, source.this.alias_or_name) for c in known]).from_(
+                    source.this.copy()
+                )
+            )
     by_name = isinstance(expression, exp.Insert) and expression.args.get("by_name")
     for star in list(expression.find_all(exp.Star)):
         dropped = star.args.get("except_") or star.args.get("except") or []
@@ -376,7 +380,11 @@ def _delivery_stars(
         if known is None:
             continue
         drop = {c.name.lower() for c in dropped}
-        kept = [delivered(c) for c in known if c.lstrip("?").lower() not in drop]
+        kept = [
+            delivered(c, table.alias_or_name)
+            for c in known
+            if c.lstrip("?").partition(":")[0].lower() not in drop
+        ]
         index = select.expressions.index(star)
         select.set(
             "expressions", select.expressions[:index] + kept + select.expressions[index + 1 :]
@@ -585,7 +593,7 @@ def _for_postgres(
     for n, subquery in enumerate(list(expression.find_all(exp.Subquery)), 1):
         if not subquery.alias and isinstance(subquery.parent, exp.From | exp.Join):
             subquery.set("alias", exp.TableAlias(this=exp.to_identifier(f"_subquery_{n}")))
-    expression = _delivery_stars(expression, columns or {}, lambda c: exp.column(c.lstrip("?")))
+    expression = _delivery_stars(expression, columns or {}, _delivered_postgres)
     if isinstance(expression, exp.Insert):
         alternative = str(expression.args.get("alternative") or "").upper()
         target = expression.this
@@ -620,15 +628,26 @@ def _for_postgres(
     return expression
 
 
-def _delivered(column: str) -> exp.Expression:
+def _delivered(column: str, table: str = "") -> exp.Expression:
     """A delivery column by name; `?name` marks the evolving column, absent from some
     deliveries: SQLite reads a double-quoted name that is no column as that text, so
     NULLIF("page", 'page') is the column when delivered and NULL when not."""
     if not column.startswith("?"):
         return exp.column(column)
-    name = column[1:]
+    name = column[1:].partition(":")[0]
     value = exp.Nullif(this=exp.column(name, quoted=True), expression=exp.Literal.string(name))
     return exp.alias_(value, name)
+
+
+def _delivered_postgres(column: str, table: str = "") -> exp.Expression:
+    """A delivery column by name; the evolving one (`?name:TYPE`) read from the row as JSON,
+    which has the key only when the delivery has the column: NULL otherwise."""
+    if not column.startswith("?"):
+        return exp.column(column)
+    name, _, kind = column[1:].partition(":")
+    row = exp.Anonymous(this="to_jsonb", expressions=[exp.column(table)])
+    value = exp.JSONExtractScalar(this=row, expression=exp.Literal.string(name))
+    return exp.alias_(exp.Cast(this=value, to=exp.DataType.build(kind or "TEXT")), name)
 
 
 def delivery_columns(task: Task) -> dict[str, list[str]]:
@@ -636,7 +655,7 @@ def delivery_columns(task: Task) -> dict[str, list[str]]:
     ... BY NAME); the evolving column, which some deliveries lack, is marked `?name`."""
     return {
         f"{source.name}_batch".lower(): [
-            f"?{c}" if c == source.evolving_column else c for c in source.columns
+            f"?{c}:{t}" if c == source.evolving_column else c for c, t in source.columns.items()
         ]
         + ["_arrival_seq", "_batch_id"]
         for source in task.spec.sources
