@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from arrivalbench.baselines import BASELINES, baseline_script
-from arrivalbench.dialects import TranspileError, script_for, transpile
+from arrivalbench.dialects import TranspileError, delivery_columns, script_for, transpile
 from arrivalbench.engines import Limits
 from arrivalbench.seeds import DEFAULT_SEED
 from arrivalbench.spec import get_task, load_suite
@@ -45,7 +45,12 @@ def corpus_cells(
             if script is None:
                 continue
             try:
-                add(name, task.id, 0, transpile(script, engine, where=f"baseline {name}"))
+                add(
+                    name,
+                    task.id,
+                    0,
+                    transpile(script, engine, f"baseline {name}", delivery_columns(task)),
+                )
             except TranspileError:
                 continue
     return cells, artifacts

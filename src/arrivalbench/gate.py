@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from arrivalbench.baselines import BASELINES, baseline_script
-from arrivalbench.dialects import TranspileError, script_for, transpile
+from arrivalbench.dialects import TranspileError, delivery_columns, script_for, transpile
 from arrivalbench.engines import get_engine
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.grade import Grader
@@ -174,7 +174,7 @@ def gate_task(task: Task, grader: Grader) -> TaskGate:
         if script is None:
             continue
         try:
-            script = transpile(script, engine, where=f"baseline {baseline}")
+            script = transpile(script, engine, f"baseline {baseline}", delivery_columns(task))
         except TranspileError:  # a reference arm only: it never earns nor blocks a declaration
             continue
         try:
