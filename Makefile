@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 CORE   := $(VENV)/.installed-core
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test lint clean chromium
+.PHONY: install demo test lint clean chromium postgresql
 
 ## the demo needs only the core (grading, statistics, report): no Ray, Inspect AI, scipy or pytest
 $(CORE): pyproject.toml
@@ -43,10 +43,14 @@ demo: $(CORE)
 chromium:
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y --no-install-recommends chromium)
 
+## postgresql: the server the PostgreSQL engine's tests start in a temporary folder (installed when missing)
+postgresql:
+	command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update && apt-get install -y --no-install-recommends postgresql)
+
 ## test: lint, the whole test suite (pytest's "no tests collected", exit 5, is a failure here),
 ## then the suite itself: the gate at its three seeds, executing everything (--no-cache), and the
 ## audit of every task's second oracle
-test: lint chromium $(DBT_STAMP)
+test: lint chromium postgresql $(DBT_STAMP)
 	@ARRIVALBENCH_REQUIRE_CHROMIUM=1 $(PY) -m pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing on purpose"; exit 1; fi; \
 	exit $$rc

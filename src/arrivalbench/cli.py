@@ -156,6 +156,24 @@ def _run_kind(run: Any) -> str:
     return f"private run: hidden logs from the secret of seed commitment {commitment[:12]}…"
 
 
+def _engine(value: str) -> str:
+    from arrivalbench.engines import ENGINES
+    from arrivalbench.errors import UnknownNameError
+
+    if value not in ENGINES:
+        raise UnknownNameError("engine", value, ENGINES)
+    return value
+
+
+EngineOpt = Annotated[
+    str,
+    typer.Option(
+        "--engine",
+        help="Engine the pipelines run on: duckdb, sqlite or postgres (the oracle is always "
+        "DuckDB's; reference scripts are transpiled from DuckDB SQL).",
+        callback=_engine,
+    ),
+]
 SuiteDirOpt = Annotated[
     list[Path] | None,
     typer.Option(
@@ -361,6 +379,7 @@ def grade(
     fail_on: FailOnOpt = "never",
     junit: JunitOpt = None,
     no_cache: NoCacheOpt = False,
+    engine: EngineOpt = "duckdb",
 ) -> None:
     """Grade one pipeline of a task: PASS, FAIL or ERROR per schedule."""
     from arrivalbench.grade import Grader, dumps, replay_command
@@ -393,7 +412,9 @@ def grade(
 
     cache_dir = _cache_dir(no_cache)
     cache = VerdictCache(cache_dir) if cache_dir is not None else None
-    with Grader(seed=seed, limits=limits, private=private, cache=cache) as grader:
+    with Grader(
+        seed=seed, limits=limits, private=private, cache=cache, engine_name=engine
+    ) as grader:
         record, _ = grader.grade(the_task, script, names, where=str(pipeline), prebuilt=prebuilt)
     if junit is not None:
         _write_junit(record, f"arrivalbench grade {the_task.id}", junit)
@@ -776,6 +797,7 @@ def gate(
         ),
     ] = GATE_SEED_COUNT,
     no_cache: NoCacheOpt = False,
+    engine: EngineOpt = "duckdb",
 ) -> None:
     """Admissibility gate over the suite (built-in and --suite-dir) at several seeds; exits 1 when
     any task is rejected at any of them."""
@@ -830,6 +852,7 @@ def gate(
         private=private,
         seed_count=seed_count,
         cache_dir=_cache_dir(no_cache),
+        engine=engine,
     )
     admitted = sum(r.admitted for r in results)
     summary = Table(title="gate summary")
@@ -1039,8 +1062,10 @@ def make_corpus_command(
     ] = None,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
+    engine: EngineOpt = "duckdb",
 ) -> None:
-    """Build the reference corpus (gold, controls, naive baselines) as a run directory, ungraded."""
+    """Build the reference corpus (gold, controls, naive baselines) as a run directory, ungraded
+    (on --engine: grade-run grades every cell on the run's engine)."""
     from arrivalbench.corpus import make_corpus
 
     use_suite(suite_dir)
@@ -1052,7 +1077,11 @@ def make_corpus_command(
             get_task(task_id)
     private = _secret(seed_file)
     run = make_corpus(
-        out_dir, seed=seed, task_ids=ids, seed_commitment=private and private.commitment
+        out_dir,
+        seed=seed,
+        task_ids=ids,
+        seed_commitment=private and private.commitment,
+        engine=engine,
     )
     cells = run.cells()
     out.print(

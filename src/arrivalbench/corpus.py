@@ -11,13 +11,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from arrivalbench.baselines import BASELINES, baseline_script
+from arrivalbench.dialects import TranspileError, delivery_columns, script_for, transpile
 from arrivalbench.engines import Limits
 from arrivalbench.seeds import DEFAULT_SEED
 from arrivalbench.spec import get_task, load_suite
 from arrivalbench.store import Cell, RunDir, create_suite_run, sha256_text
 
 
-def corpus_cells(task_ids: list[str] | None = None) -> tuple[list[Cell], dict[str, str]]:
+def corpus_cells(
+    task_ids: list[str] | None = None, engine: str = "duckdb"
+) -> tuple[list[Cell], dict[str, str]]:
+    """Every reference artifact in `engine`'s SQL (transpiled, or the task's override file); a
+    baseline that does not transpile is left out (it is a reference arm, never a task's own)."""
     cells: list[Cell] = []
     artifacts: dict[str, str] = {}
 
@@ -32,13 +37,23 @@ def corpus_cells(task_ids: list[str] | None = None) -> tuple[list[Cell], dict[st
         [get_task(t) for t in dict.fromkeys(task_ids)] if task_ids else list(load_suite().values())
     )
     for task in tasks:
-        add("gold", task.id, 0, task.gold_sql)
+        add("gold", task.id, 0, script_for(task, "gold.sql", task.gold_sql, engine))
         for i, control in enumerate(task.spec.controls):
-            add("controls", task.id, i, task.controls[control.file])
+            text = task.controls[control.file]
+            add("controls", task.id, i, script_for(task, control.file, text, engine))
         for name in BASELINES:
             script = baseline_script(task, name)
-            if script is not None:
-                add(name, task.id, 0, script)
+            if script is None:
+                continue
+            try:
+                add(
+                    name,
+                    task.id,
+                    0,
+                    transpile(script, engine, f"baseline {name}", delivery_columns(task)),
+                )
+            except TranspileError:
+                continue
     return cells, artifacts
 
 
@@ -48,10 +63,12 @@ def make_corpus(
     limits: Limits | None = None,
     task_ids: list[str] | None = None,
     seed_commitment: str | None = None,
+    engine: str = "duckdb",
 ) -> RunDir:
-    """The corpus as an ungraded run; `seed_commitment` makes it private (seeds.PrivateSeed)."""
+    """The corpus as an ungraded run on `engine`; `seed_commitment` makes it private
+    (seeds.PrivateSeed)."""
     limits = limits or Limits()
-    cells, artifacts = corpus_cells(task_ids)
+    cells, artifacts = corpus_cells(task_ids, engine)
     return create_suite_run(
         out,
         cells=cells,
@@ -61,4 +78,5 @@ def make_corpus(
         config={"corpus": "reference"},
         seed_commitment=seed_commitment,
         arm_info={arm: {"role": "reference", "run": 1} for arm in sorted({c.arm for c in cells})},
+        engine=engine,
     )

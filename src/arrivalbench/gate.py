@@ -28,6 +28,8 @@ from typing import Any, TypeVar
 
 from arrivalbench.baselines import NAIVE, baseline_script
 from arrivalbench.cache import VerdictCache
+from arrivalbench.dialects import TranspileError, delivery_columns, script_for, transpile
+from arrivalbench.engines import get_engine
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.grade import Grader
 from arrivalbench.leak import scan
@@ -168,7 +170,7 @@ def gate_task(task: Task, grader: Grader, seed_independent: bool = True) -> Task
         label = f"private seed {private.short} + {seed_offset}" if private else None
         try:
             hidden = task_log(task, "hidden", seed)
-            for defect in oracle_defects(task, hidden, grader.engine, seed, label=label):
+            for defect in oracle_defects(task, hidden, grader.oracle_engine, seed, label=label):
                 violate(defect, artifact="oracle.sql")
         except ArrivalBenchError as exc:
             # Every verdict compares with the oracle: nothing else can be checked until it runs.
@@ -179,12 +181,14 @@ def gate_task(task: Task, grader: Grader, seed_independent: bool = True) -> Task
             result.oracle_runs = False
             return result
 
+    engine = grader.engine_name
     artifacts = [(GOLD, task.gold_sql, set())] + [
-        (c.file, task.controls[c.file], set(c.fails)) for c in task.spec.controls
+        (c.file, task.controls[c.file], set(c.fails_for(engine))) for c in task.spec.controls
     ]
     records: dict[str, dict[str, dict[str, object]]] = {}
     for name, script, fails in artifacts:
         try:
+            script = script_for(task, name, script, engine)
             record, _ = grader.grade(task, script, schedules, where=str(task.folder / name))
         except ArrivalBenchError as exc:
             violate(str(exc), artifact=name)
@@ -221,8 +225,9 @@ def gate_task(task: Task, grader: Grader, seed_independent: bool = True) -> Task
 
     if task.existing_sql is not None and task.spec.mode in ("modify", "repair"):
         try:
+            existing = script_for(task, "existing.sql", task.existing_sql, engine)
             record, _ = grader.grade(
-                task, task.existing_sql, ["snapshot"], where=str(task.folder / "existing.sql")
+                task, existing, ["snapshot"], where=str(task.folder / "existing.sql")
             )
             if record["verdicts"]["snapshot"]["verdict"] == "PASS":
                 violate(
@@ -237,6 +242,10 @@ def gate_task(task: Task, grader: Grader, seed_independent: bool = True) -> Task
         if script is None:
             continue
         try:
+            script = transpile(script, engine, f"baseline {baseline}", delivery_columns(task))
+        except TranspileError:  # a reference arm only: it never earns nor blocks a declaration
+            continue
+        try:
             record, _ = grader.grade(task, script, schedules, where=f"baseline {baseline}")
         except ArrivalBenchError as exc:
             violate(str(exc), artifact=f"baseline:{baseline}")
@@ -245,7 +254,7 @@ def gate_task(task: Task, grader: Grader, seed_independent: bool = True) -> Task
         result.verdicts[f"baseline:{baseline}"] = {
             s: v["verdict"] for s, v in record["verdicts"].items()
         }
-    _check_earned(task, records, violate, result)
+    _check_earned(task, records, violate, result, engine)
     return result
 
 
@@ -254,6 +263,7 @@ def _check_earned(
     records: dict[str, dict[str, dict[str, object]]],
     violate: Callable[..., None],
     result: TaskGate,
+    engine: str = "duckdb",
 ) -> None:
     """Every declared hazard is earned by an authored control; an order-sensitive task declares out_of_order."""
     spec = task.spec
@@ -264,7 +274,9 @@ def _check_earned(
             "(arrival order taken as event order, a watermark), or set order_sensitive: false",
             schedule="out_of_order",
         )
-    declared_in = {h: [c.file for c in spec.controls if h in c.fails] for h in spec.hazards}
+    declared_in = {
+        h: [c.file for c in spec.controls if h in c.fails_for(engine)] for h in spec.hazards
+    }
     for hazard in spec.hazards:
         earned = [f for f in declared_in[hazard] if f in records and _earns(records[f], hazard)]
         result.earned_by[hazard] = earned
@@ -325,9 +337,8 @@ def _check_rules(
     for rule in task.spec.rules:
         name = rule.control
         try:
-            record, _ = grader.grade(
-                task, task.controls[name], schedules, where=str(task.folder / name)
-            )
+            script = script_for(task, name, task.controls[name], grader.engine_name)
+            record, _ = grader.grade(task, script, schedules, where=str(task.folder / name))
         except ArrivalBenchError as exc:
             violate(str(exc), artifact=name)
             continue
@@ -354,11 +365,17 @@ _GRADER: Grader | None = None
 
 
 def _gate_in_worker(
-    task: Task, seeds: list[int], private: PrivateSeed | None, cache_dir: Path | None
+    task: Task,
+    seeds: list[int],
+    private: PrivateSeed | None,
+    cache_dir: Path | None,
+    engine: str = "duckdb",
 ) -> TaskGate:
     global _GRADER
-    if _GRADER is None:
-        _GRADER = Grader(seed=seeds[0], private=private, cache=_cache(cache_dir))
+    if _GRADER is None or _GRADER.engine_name != engine:
+        _GRADER = Grader(
+            seed=seeds[0], private=private, cache=_cache(cache_dir), engine_name=engine
+        )
     return gate_task_at_seeds(task, _GRADER, seeds)
 
 
@@ -370,26 +387,32 @@ def gate_suite(
     private: PrivateSeed | None = None,
     seed_count: int = GATE_SEED_COUNT,
     cache_dir: Path | None = None,
+    engine: str = "duckdb",
 ) -> list[TaskGate]:
     """Gate every task at `seed_count` seeds from `seed` (seeds.gate_seeds), `jobs` tasks at a
     time; results come back in the order given.
 
-    With `private`, the hidden logs (benign controls, hazards, the oracle checks) descend from
-    that secret, as in an official run, and the snapshot from `seed`: one seed is gated. With
-    `cache_dir`, verdicts come from and go to the verdict cache (cache.py), so a later sweep of the
-    same artifacts reuses them.
+    `engine` runs the gold, controls and baselines (transpiled from DuckDB SQL, or the task's
+    override file for that engine); the oracle is DuckDB's on every engine. With `private`, the
+    hidden logs (benign controls, hazards, the oracle checks) descend from that secret, as in an
+    official run, and the snapshot from `seed`: one seed is gated. With `cache_dir`, verdicts
+    come from and go to the verdict cache (cache.py), so a later sweep of the same artifacts
+    reuses them.
     """
     tasks = list(tasks)
+    get_engine(engine)  # a server engine starts here, so every pool worker shares it
     seeds = gate_seeds(1 if private is not None else seed_count, seed)
     if jobs <= 1 or len(tasks) <= 1:
         results = []
-        with Grader(seed=seed, private=private, cache=_cache(cache_dir)) as grader:
+        with Grader(
+            seed=seed, private=private, cache=_cache(cache_dir), engine_name=engine
+        ) as grader:
             for task in tasks:
                 results.append(gate_task_at_seeds(task, grader, seeds))
                 if on_task:
                     on_task(results[-1])
         return results
-    calls = [(task, seeds, private, cache_dir) for task in tasks]
+    calls = [(task, seeds, private, cache_dir, engine) for task in tasks]
     return per_task_pool(_gate_in_worker, calls, jobs, on_task)
 
 

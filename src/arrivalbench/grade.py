@@ -21,7 +21,7 @@ import pyarrow as pa
 from arrivalbench import __version__
 from arrivalbench.cache import VerdictCache, oracle_key, verdict_key
 from arrivalbench.compare import compare
-from arrivalbench.engines import Limits, get_engine
+from arrivalbench.engines import Limits, get_engine, oracle_engine
 from arrivalbench.errors import PipelineInputError
 from arrivalbench.logs import Log
 from arrivalbench.oracle import compute_oracle, oracle_over
@@ -98,6 +98,7 @@ class Grader:
 
     def __post_init__(self) -> None:
         self.engine = get_engine(self.engine_name)
+        self.oracle_engine = oracle_engine()
 
     def _task_hash(self, task: Task) -> str:
         """The task's files on disk and its spec and oracle as loaded (a task changed in memory,
@@ -135,7 +136,9 @@ class Grader:
         never goes to disk)."""
         if schedule is not None and schedule.partial:
             rows = sorted({row for d in schedule.deliveries for row in d.rows})
-            return oracle_over(task, log.subset_tables(rows), self.engine, "the delivered events")
+            return oracle_over(
+                task, log.subset_tables(rows), self.oracle_engine, "the delivered events"
+            )
         key = (task.identity, log.kind, log.seed)
         if key not in self._oracles:
             shared = self.cache is not None and not (self.private and log.kind == "hidden")
@@ -143,14 +146,14 @@ class Grader:
             if shared:
                 assert self.cache is not None
                 disk_key = oracle_key(
-                    engine=self.engine,
+                    engine=self.oracle_engine,
                     task_hash=self._task_hash(task),
                     log_kind=log.kind,
                     log_seed=log.seed,
                 )
                 stored = self.cache.get_oracle(disk_key)
             if stored is None:
-                stored = compute_oracle(task, log, self.engine)
+                stored = compute_oracle(task, log, self.oracle_engine)
                 if shared:
                     assert self.cache is not None
                     self.cache.put_oracle(disk_key, stored)

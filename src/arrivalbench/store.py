@@ -712,16 +712,17 @@ def create_suite_run(
     config: dict[str, Any] | None = None,
     arm_info: dict[str, dict[str, Any]] | None = None,
     seed_commitment: str | None = None,
+    engine: str = "duckdb",
 ) -> RunDir:
     """A new run over the suite path: its hash, the used tasks' hashes and the user's suite folders,
-    the default engine and the limits.
+    the engine (name and version) and the limits.
 
     `seed` is the public base seed (the visible log); `seed_commitment` makes the run private.
     """
     from arrivalbench.engines import get_engine
     from arrivalbench.spec import get_task, suite_hash, user_suite_dirs
 
-    engine = get_engine()
+    engine = get_engine(engine)
     tasks = [get_task(task) for task in sorted({c.task for c in cells})]
     for task in tasks:  # refused before anything is written
         task.check_seed(seed, private=seed_commitment is not None)

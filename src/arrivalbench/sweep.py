@@ -46,6 +46,7 @@ class SweepConfig:
     private: PrivateSeed | None = None
     suite_dirs: tuple[Path, ...] = ()  # the user's suite folders, as the parent resolved them
     cache_dir: Path | None = None  # the verdict cache (see cache.py); None: grade everything
+    engine: str = "duckdb"  # the run's engine (manifest), which every cell is graded on
 
     @classmethod
     def from_manifest(
@@ -70,6 +71,7 @@ class SweepConfig:
             private=private,
             suite_dirs=suite_dirs,
             cache_dir=cache_dir,
+            engine=str(manifest.get("engine", "duckdb")),
         )
 
 
@@ -102,6 +104,7 @@ def grade_unit(unit: Unit, config: SweepConfig) -> list[tuple[dict[str, Any], di
         or _GRADER.private != config.private
         or _GRADER.suite_dirs != config.suite_dirs
         or (_GRADER.cache.root if _GRADER.cache else None) != config.cache_dir
+        or _GRADER.engine_name != config.engine
     ):
         if _GRADER is not None:
             _GRADER.close()
@@ -111,6 +114,7 @@ def grade_unit(unit: Unit, config: SweepConfig) -> list[tuple[dict[str, Any], di
             private=config.private,
             cache=VerdictCache(config.cache_dir) if config.cache_dir is not None else None,
             suite_dirs=config.suite_dirs,
+            engine_name=config.engine,
         )
     task = get_task(unit.cell.task, config.suite_dirs)
     record, timings = _GRADER.grade(
@@ -258,6 +262,7 @@ def sweep(
     if executor not in ("local", "ray"):
         raise UsageError(f"executor {executor!r}: expected 'local' or 'ray'.")
     config = SweepConfig.from_manifest(manifest, private, suite_dirs=dirs, cache_dir=cache_dir)
+    get_engine(config.engine)  # a server engine starts here, so every worker shares it
     workers = workers or os.cpu_count() or 1
     started = time.perf_counter()
     counts: Counter[str] = Counter()

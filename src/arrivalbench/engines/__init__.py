@@ -115,9 +115,27 @@ class Engine(Protocol):
     def query(self, tables: dict[str, pa.Table], sql: str) -> pa.Table: ...
 
 
+ENGINES = ("duckdb", "sqlite", "postgres")
+"""Every engine a pipeline can be graded on. The oracle is always DuckDB's (see `oracle_engine`)."""
+
+
 def get_engine(name: str = "duckdb") -> Engine:
     if name == "duckdb":
         from arrivalbench.engines.duckdb import DuckDBEngine
 
         return DuckDBEngine()
-    raise UnknownNameError("engine", name, ["duckdb"])
+    if name == "sqlite":
+        from arrivalbench.engines.sqlite import SQLiteEngine
+
+        return SQLiteEngine()
+    if name == "postgres":
+        from arrivalbench.engines.postgres import PostgresEngine
+
+        return PostgresEngine()
+    raise UnknownNameError("engine", name, list(ENGINES))
+
+
+def oracle_engine() -> Engine:
+    """The one reference computation every engine's result is compared with: DuckDB over the
+    complete log (comparison is typed, so the same truth serves every engine)."""
+    return get_engine("duckdb")

@@ -1,0 +1,469 @@
+"""PostgreSQL (a real server, psycopg 3) behind the Engine protocol, locked down for untrusted SQL.
+
+The server: one per grading process tree, started on first use in a private temporary folder
+(initdb and the postmaster run as the `postgres` system user when the harness runs as root: the
+server refuses root), listening only on a Unix socket in that folder, stopped when the process
+that started it exits. `ARRIVALBENCH_POSTGRES` names the socket folder to the sandbox workers
+(they inherit it); a server given there from outside is used and never stopped.
+
+Isolation per replay: a new database created from an empty template (`arrivalbench_template`;
+STRATEGY FILE_COPY: ~0.06 s to create and ~0.04 s to drop here, against ~0.11 and ~0.08 s
+with PostgreSQL 15's default WAL_LOG; a schema per replay costs ~3 ms but shares the
+catalog, so another replay's tables would be visible and only privileges would hide them),
+whose public schema the sandbox role may create in) and dropped after the replay; the
+pipeline connects as `arrivalbench_sandbox`, a role that is not a superuser, cannot create
+databases or roles, and owns nothing outside that database. A delivery is a connection; a
+crash closes it mid-script (an open transaction rolls back). Limits: `statement_timeout`
+(set at connection; SET is refused), `work_mem`, `temp_file_limit` (superuser-only, so the
+script cannot raise it), and the replay's watchdog cancels the statement too.
+
+Screening parses every statement with sqlglot's PostgreSQL parser and refuses any kind other
+than a pipeline's (COPY, SET, RESET, DO, ALTER other than ALTER TABLE, CREATE other than a
+table, view, index, sequence or schema, GRANT, LISTEN, ...) and any call of a function that
+reads or writes the host or reaches other sessions (pg_read_file and its kin, lo_import,
+set_config, pg_cancel_backend, dblink, ...). Permissions refuse what the parser misses:
+reading server files and programs needs roles the sandbox does not have.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from typing import Any
+
+import pyarrow as pa
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.tokens import TokenType
+
+from arrivalbench.engines import Limits, Statement
+from arrivalbench.errors import ArrivalBenchError
+
+ENV = "ARRIVALBENCH_POSTGRES"
+ADMIN = "arrivalbench_admin"
+SANDBOX = "arrivalbench_sandbox"
+TEMPLATE = "arrivalbench_template"
+BIN_DIRS = ("/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin", "/usr/local/bin")
+
+ALLOWED = (
+    exp.Select,
+    exp.Union,
+    exp.Intersect,
+    exp.Except,
+    exp.Insert,
+    exp.Update,
+    exp.Delete,
+    exp.Merge,
+    exp.Create,
+    exp.Drop,
+    exp.Alter,
+    exp.Transaction,
+    exp.Commit,
+    exp.Rollback,
+    exp.Analyze,
+    exp.TruncateTable,
+)
+CREATABLE = frozenset({"TABLE", "VIEW", "INDEX", "SEQUENCE", "SCHEMA"})
+DENIED_FUNCTIONS = frozenset(
+    {
+        "pg_read_file",
+        "pg_read_binary_file",
+        "pg_ls_dir",
+        "pg_stat_file",
+        "pg_ls_logdir",
+        "pg_ls_waldir",
+        "pg_ls_tmpdir",
+        "pg_ls_archive_statusdir",
+        "lo_import",
+        "lo_export",
+        "lo_from_bytea",
+        "set_config",
+        "pg_cancel_backend",
+        "pg_terminate_backend",
+        "pg_reload_conf",
+        "pg_rotate_logfile",
+        "pg_notify",
+        "dblink",
+        "dblink_exec",
+        "dblink_connect",
+        "pg_advisory_lock",
+        "pg_advisory_xact_lock",
+        "pg_try_advisory_lock",
+        "pg_try_advisory_xact_lock",
+        "pg_advisory_lock_shared",
+        "pg_sleep_until",
+        "query_to_xml",
+        "query_to_xml_and_xmlschema",
+        "table_to_xml",
+        "cursor_to_xml",
+        "pg_stat_get_activity",
+    }
+)
+"""Functions that read the host, change settings, signal or lock other sessions, or run SQL
+the screen never saw (query_to_xml runs its text argument)."""
+DENIED_RELATIONS = frozenset({"pg_stat_activity", "pg_stat_statements", "pg_settings"})
+"""Views that show other sessions' SQL (a replay running beside this one) or the settings."""
+
+
+class PostgresUnavailable(ArrivalBenchError):
+    """No PostgreSQL server binaries, or the server did not start."""
+
+
+def _binary(name: str) -> str:
+    for folder in BIN_DIRS:
+        path = os.path.join(folder, name)
+        if os.access(path, os.X_OK):
+            return path
+    found = shutil.which(name)
+    if found:
+        return found
+    raise PostgresUnavailable(
+        f"PostgreSQL's {name} was not found (looked in {', '.join(BIN_DIRS)} and PATH); install "
+        "it with 'apt-get install -y postgresql' (make test does), or use --engine duckdb."
+    )
+
+
+class Server:
+    """A PostgreSQL server in a private temporary folder, on a Unix socket only."""
+
+    def __init__(self) -> None:
+        self.folder = tempfile.mkdtemp(prefix="arrivalbench-pg-")
+        self.data = os.path.join(self.folder, "data")
+        self.socket = self.folder
+        self._as: list[str] = []
+        if os.geteuid() == 0:  # the server refuses root: run it as the postgres system user
+            try:
+                user = pwd.getpwnam("postgres")
+            except KeyError:
+                raise PostgresUnavailable(
+                    "running as root, and there is no 'postgres' system user to run the server "
+                    "as; install the postgresql package (it creates one)"
+                ) from None
+            os.chown(self.folder, user.pw_uid, user.pw_gid)
+            self._as = ["runuser", "-u", "postgres", "--"]
+        os.chmod(self.folder, 0o700)
+        initdb = [_binary("initdb"), "-D", self.data, "-U", ADMIN, "--auth=trust"]
+        self._run([*initdb, "--no-sync", "-E", "UTF8", "--locale=C"])
+        options = (
+            f"-k {self.socket} -c listen_addresses='' -c fsync=off -c full_page_writes=off "
+            "-c synchronous_commit=off -c max_connections=200 -c shared_buffers=32MB "
+            "-c log_min_messages=fatal"
+        )
+        log = os.path.join(self.data, "server.log")
+        self._run(
+            [_binary("pg_ctl"), "-D", self.data, "-o", options, "-w", "-s", "-l", log, "start"]
+        )
+        self._prepare()
+
+    def _run(self, command: list[str]) -> None:
+        done = subprocess.run(
+            self._as + command, capture_output=True, text=True, cwd=self.folder, check=False
+        )
+        if done.returncode != 0:
+            raise PostgresUnavailable(
+                f"{os.path.basename(command[0])} failed ({done.returncode}): "
+                f"{(done.stderr or done.stdout).strip()[:500]}"
+            )
+
+    def _prepare(self) -> None:
+        with admin_connection(self.socket) as con:
+            con.execute(f"CREATE ROLE {SANDBOX} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE")
+            con.execute(f"CREATE DATABASE {TEMPLATE} TEMPLATE template0 IS_TEMPLATE true")
+        with admin_connection(self.socket, TEMPLATE) as con:
+            con.execute(f"GRANT USAGE, CREATE ON SCHEMA public TO {SANDBOX}")
+
+    def stop(self) -> None:
+        try:
+            self._run([_binary("pg_ctl"), "-D", self.data, "-m", "immediate", "-w", "-s", "stop"])
+        finally:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+_SERVER: Server | None = None
+_LOCK = threading.Lock()
+
+
+def server_socket() -> str:
+    """The socket folder of the server this process tree uses, starting one if there is none."""
+    global _SERVER
+    with _LOCK:
+        given = os.environ.get(ENV)
+        if given:
+            return given
+        _SERVER = Server()
+        os.environ[ENV] = _SERVER.socket
+        atexit.register(_stop_server, _SERVER)
+        return _SERVER.socket
+
+
+def _stop_server(server: Server) -> None:
+    if os.environ.get(ENV) == server.socket:
+        del os.environ[ENV]
+    server.stop()
+
+
+def admin_connection(socket: str, dbname: str = "postgres") -> Any:
+    import psycopg
+
+    return psycopg.connect(host=socket, user=ADMIN, dbname=dbname, autocommit=True)
+
+
+def _pg_type(field: pa.Field) -> str:
+    t = field.type
+    if pa.types.is_boolean(t):
+        return "BOOLEAN"
+    if pa.types.is_integer(t):
+        return "BIGINT" if t.bit_width > 32 else "INTEGER"
+    if pa.types.is_floating(t):
+        return "DOUBLE PRECISION"
+    if pa.types.is_decimal(t):
+        return f"NUMERIC({t.precision},{t.scale})"
+    if pa.types.is_timestamp(t):
+        return "TIMESTAMP"
+    if pa.types.is_date(t):
+        return "DATE"
+    return "TEXT"
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _column(values: list[Any]) -> pa.Array:
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        return pa.array([None if v is None else str(v) for v in values], pa.string())
+
+
+class PostgresSession:
+    def __init__(self, socket: str, dbname: str, limits: Limits) -> None:
+        import psycopg
+
+        timeout_ms = max(1, int(limits.statement_timeout * 1000))
+        temp_kb = max(limits.memory_bytes // 1024, 1024)
+        self._con = psycopg.connect(
+            host=socket,
+            user=SANDBOX,
+            dbname=dbname,
+            autocommit=True,
+            options=(
+                f"-c statement_timeout={timeout_ms} -c work_mem=64MB "
+                f"-c maintenance_work_mem=64MB -c temp_buffers=64MB -c search_path=public"
+            ),
+        )
+        self._temp_kb = temp_kb
+
+    def load_batch(self, name: str, table: pa.Table) -> None:
+        columns = ", ".join(f"{_quote(f.name)} {_pg_type(f)}" for f in table.schema)
+        cursor = self._con.cursor()
+        cursor.execute(f"CREATE TEMP TABLE {_quote(name)} ({columns})")
+        names = ", ".join(_quote(f.name) for f in table.schema)
+        with cursor.copy(f"COPY pg_temp.{_quote(name)} ({names}) FROM STDIN") as copy:
+            for row in zip(*(c.to_pylist() for c in table.columns), strict=True):
+                copy.write_row(row)
+
+    def execute(self, sql: str) -> None:
+        cursor = self._con.cursor()
+        cursor.execute(sql.encode(), prepare=False)  # bytes: no %-placeholder parsing
+        while cursor.nextset():
+            pass
+
+    def interrupt(self) -> None:
+        self._con.cancel()
+
+    def capture(self, name: str, into: str) -> int | None:
+        import psycopg
+
+        cursor = self._con.cursor()
+        exists = cursor.execute(
+            "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE lower(c.relname) = lower(%s) AND c.relkind IN ('r', 'v', 'm', 'p') "
+            "AND (n.nspname = 'public' OR n.oid = pg_my_temp_schema())",
+            [name],
+        ).fetchone()
+        if not exists or not exists[0]:
+            return None
+        try:
+            cursor.execute(
+                f"CREATE TEMP TABLE {_quote(into)} AS SELECT * FROM {_quote(name.lower())}"
+            )
+        except psycopg.errors.UndefinedTable:
+            cursor.execute(f"CREATE TEMP TABLE {_quote(into)} AS SELECT * FROM {_quote(name)}")
+        return int(cursor.rowcount)
+
+    def read_table(self, name: str, max_bytes: int | None = None) -> pa.Table | None:
+        cursor = self._con.cursor()
+        cursor.execute(f"SELECT * FROM pg_temp.{_quote(name)}")
+        names = [d.name for d in cursor.description or ()]
+        size = sum(len(n.encode()) for n in names)
+        if max_bytes is not None and size > max_bytes:
+            return None
+        rows: list[tuple[Any, ...]] = []
+        while chunk := cursor.fetchmany(4096):
+            for row in chunk:
+                size += sum(len(v) if isinstance(v, str | bytes) else 8 for v in row)
+            if max_bytes is not None and size > max_bytes:
+                return None
+            rows.extend(chunk)
+        arrays = [_column([row[i] for row in rows]) for i in range(len(names))]
+        return pa.Table.from_arrays(arrays, names=names)
+
+    def close(self) -> None:
+        self._con.close()  # mid-script: the server rolls back the open transaction
+
+
+class PostgresDatabase:
+    """The database of one replay: created from the empty template, dropped with the replay."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.socket = server_socket()
+        self.name = f"replay_{uuid.uuid4().hex}"
+        with admin_connection(self.socket) as con:
+            con.execute(f"CREATE DATABASE {self.name} TEMPLATE {TEMPLATE} STRATEGY FILE_COPY")
+            con.execute(
+                f"ALTER DATABASE {self.name} SET temp_file_limit = "
+                f"'{max(limits.memory_bytes // 1024, 1024)}kB'"
+            )
+
+    def session(self) -> PostgresSession:
+        return PostgresSession(self.socket, self.name, self.limits)
+
+    def close(self) -> None:
+        with admin_connection(self.socket) as con:
+            con.execute(f"DROP DATABASE IF EXISTS {self.name} WITH (FORCE)")
+
+
+def _function_names(tree: exp.Expression) -> set[str]:
+    names = set()
+    for func in tree.find_all(exp.Func):
+        if isinstance(func, exp.Anonymous):
+            names.add(str(func.this).lower())
+        else:
+            names.add(func.sql_name().lower())
+            names.update(n.lower() for n in func.sql_names() if isinstance(n, str))
+    return names
+
+
+class PostgresEngine:
+    name = "postgres"
+    errors: tuple[type[BaseException], ...]
+
+    def __init__(self) -> None:
+        import psycopg
+
+        self.errors = (psycopg.Error, ScriptError)
+        self.version = _server_version()
+        server_socket()  # before any worker starts, so that every worker inherits it
+
+    def split(self, script: str) -> list[Statement]:
+        """Statements as sqlglot's PostgreSQL tokenizer splits them (dollar quotes included);
+        each is parsed, and its kind is the parsed expression's class."""
+        try:
+            tokens = sqlglot.Dialect.get_or_raise("postgres").tokenize(script)
+        except SqlglotError as exc:
+            raise ScriptError(str(exc).splitlines()[0]) from None
+        pieces: list[str] = []
+        start = 0
+        for token in tokens:
+            if token.token_type == TokenType.SEMICOLON:
+                pieces.append(script[start : token.start])
+                start = token.end + 1
+        pieces.append(script[start:])
+        statements = []
+        for piece in pieces:
+            text = piece.strip()
+            if not text:
+                continue
+            try:
+                parsed = sqlglot.parse_one(text, read="postgres")
+            except SqlglotError as exc:
+                raise ScriptError(str(exc).splitlines()[0][:500]) from None
+            if parsed is None:
+                continue
+            kind = type(parsed).__name__.upper()
+            statements.append(Statement(index=len(statements) + 1, text=text, kind=kind))
+        return statements
+
+    def refusal(self, statement: Statement) -> str | None:
+        parsed = sqlglot.parse_one(statement.text, read="postgres")
+        verb = " ".join(statement.text.split()[:2]).upper()
+        if not isinstance(parsed, ALLOWED):
+            return f"{verb} statements are not allowed in a pipeline ({statement.kind})"
+        if isinstance(parsed, exp.Create) and (parsed.kind or "").upper() not in CREATABLE:
+            return (
+                f"CREATE {parsed.kind} is not allowed in a pipeline "
+                f"(it may create {', '.join(sorted(CREATABLE))})"
+            )
+        if isinstance(parsed, exp.Drop) and (parsed.kind or "").upper() not in CREATABLE:
+            return f"DROP {parsed.kind} is not allowed in a pipeline"
+        if isinstance(parsed, exp.Alter) and (parsed.args.get("kind") or "").upper() != "TABLE":
+            return f"{verb} is not allowed in a pipeline (only ALTER TABLE)"
+        denied = sorted(_function_names(parsed) & DENIED_FUNCTIONS)
+        if denied:
+            return f"the function {denied[0]} is not allowed in a pipeline"
+        relations = {t.name.lower() for t in parsed.find_all(exp.Table)}
+        if relations & DENIED_RELATIONS:
+            return f"{sorted(relations & DENIED_RELATIONS)[0]} is not readable in a pipeline"
+        return None
+
+    def open(self, limits: Limits) -> PostgresDatabase:
+        return PostgresDatabase(limits)
+
+    def classify(self, error: BaseException) -> str:
+        import psycopg.errors as e
+
+        if isinstance(error, e.QueryCanceled):
+            return "timeout"
+        if isinstance(error, e.InsufficientPrivilege):
+            return "sandbox_refused"
+        if isinstance(error, e.OutOfMemory | e.DiskFull | e.ConfigurationLimitExceeded):
+            return "engine_crash"
+        if isinstance(error, e.OperationalError | e.InterfaceError):
+            return "engine_crash"
+        return "sql_error"
+
+    def query(self, tables: dict[str, pa.Table], sql: str) -> pa.Table:
+        """Trusted harness SQL (the oracle, DuckDB SQL) runs on DuckDB."""
+        from arrivalbench.engines.duckdb import DuckDBEngine
+
+        return DuckDBEngine().query(tables, sql)
+
+
+class ScriptError(Exception):
+    """The script does not parse as PostgreSQL (a sql_error for every replay of it)."""
+
+
+def _server_version() -> str:
+    try:
+        out = subprocess.run(
+            [_binary("postgres"), "--version"], capture_output=True, text=True, check=False
+        ).stdout
+    except (PostgresUnavailable, OSError):
+        return "unavailable"
+    words = out.split()  # "postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)"
+    return words[2] if len(words) > 2 else "unknown"
+
+
+def wait_ready(socket: str, seconds: float = 10.0) -> None:
+    """Until the server at `socket` accepts connections."""
+    import psycopg
+
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with admin_connection(socket):
+                return
+        except psycopg.OperationalError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)

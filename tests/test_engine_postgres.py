@@ -1,0 +1,147 @@
+"""The PostgreSQL engine meets the hermetic-replay contract: a server the tests start themselves
+(a temporary folder, the postgres system user when run as root), a new database per replay,
+a connection per delivery (a crash rolls back what is uncommitted), hostile statements refused
+by the parser or by permissions, runaway statements stopped by the statement timeout."""
+
+from __future__ import annotations
+
+import pytest
+
+psycopg = pytest.importorskip(
+    "psycopg", reason="psycopg is not installed: pip install -e '.[dev]' (make test does)"
+)
+
+from arrivalbench.dialects import script_for  # noqa: E402
+from arrivalbench.engines import Limits, get_engine  # noqa: E402
+from arrivalbench.engines.postgres import PostgresUnavailable, _binary  # noqa: E402
+from arrivalbench.grade import Grader  # noqa: E402
+from arrivalbench.sandbox import prepare  # noqa: E402
+from arrivalbench.spec import Task, get_task  # noqa: E402
+
+try:
+    _binary("initdb")
+    _binary("pg_ctl")
+except PostgresUnavailable as exc:  # pragma: no cover - make test installs the package
+    pytest.skip(f"PostgreSQL server binaries are absent ({exc})", allow_module_level=True)
+
+LIMITS = Limits(statement_timeout=3.0, memory_limit="512MB", replay_timeout=60.0)
+
+
+@pytest.fixture(scope="module")
+def engine():
+    return get_engine("postgres")  # starts the server for this test process and its workers
+
+
+@pytest.fixture(scope="module")
+def task() -> Task:
+    return get_task("customer_state")
+
+
+@pytest.fixture(scope="module")
+def grader(engine):
+    with Grader(limits=LIMITS, engine_name="postgres") as g:
+        yield g
+
+
+def verdict(grader: Grader, task: Task, script: str, schedule: str = "snapshot") -> dict:
+    record, _ = grader.grade(task, script, [schedule])
+    assert record["engine"] == "postgres"
+    return record["verdicts"][schedule]
+
+
+def test_transpiled_gold_passes_on_postgres(grader, task):
+    gold = script_for(task, "gold.sql", task.gold_sql, "postgres")
+    record, _ = grader.grade(task, gold, ["snapshot", "late_arrival", "crash_retry"])
+    assert {v["verdict"] for v in record["verdicts"].values()} == {"PASS"}, record
+
+
+REFUSED_BY_PARSER = {
+    "copy_program": "COPY (SELECT 1) TO PROGRAM 'id'",
+    "copy_file": "COPY customers_batch FROM '/etc/passwd'",
+    "read_file": "CREATE TABLE x AS SELECT pg_read_file('/etc/passwd') AS t",
+    "set": "SET statement_timeout = 0",
+    "set_config": "SELECT set_config('statement_timeout', '0', false)",
+    "do_block": "DO $$ BEGIN PERFORM 1; END $$",
+    "function": "CREATE FUNCTION f() RETURNS int AS 'SELECT 1' LANGUAGE sql",
+    "alter_role": "ALTER ROLE arrivalbench_sandbox SET work_mem = '4GB'",
+    "drop_database": "DROP DATABASE postgres",
+    "other_sessions": "CREATE TABLE x AS SELECT query FROM pg_stat_activity",
+    "cancel_others": "SELECT pg_cancel_backend(1)",
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED_BY_PARSER))
+def test_parser_refuses_statements_that_reach_outside(engine, name):
+    result = prepare(engine, REFUSED_BY_PARSER[name] + ";", LIMITS)
+    assert not isinstance(result, list), f"{name} was not refused"
+    assert result.error is not None
+    assert result.error.error_class in ("sandbox_refused", "sql_error"), result.error
+
+
+def test_permissions_refuse_what_the_parser_lets_through(grader, task):
+    entry = verdict(grader, task, "CREATE TABLE pg_catalog.stash (x INTEGER);")
+    assert entry["verdict"] == "ERROR" and entry["error_class"] == "sandbox_refused", entry
+
+
+def test_a_statement_past_its_timeout_is_a_timeout(grader, task):
+    entry = verdict(grader, task, "SELECT pg_sleep(30);")
+    assert entry["verdict"] == "ERROR" and entry["error_class"] == "timeout", entry
+
+
+def test_no_object_survives_into_the_next_replay(grader, task):
+    stash = (
+        "CREATE TABLE IF NOT EXISTS stash AS SELECT * FROM customers_batch;\n"
+        "CREATE VIEW stash_v AS SELECT 1 AS x;\n"
+        "CREATE SEQUENCE IF NOT EXISTS stash_q;\n"
+    )
+    first = verdict(grader, task, stash)
+    assert first["error_class"] == "missing_target", first
+    probe = "CREATE TABLE stash (x INTEGER);\nCREATE VIEW stash_v AS SELECT 1 AS x;\n"
+    probe += "CREATE SEQUENCE stash_q;\n"  # each fails if its name survived
+    entry = verdict(grader, task, probe)
+    assert entry["error_class"] == "missing_target", entry
+
+
+def test_closing_a_session_rolls_back_its_open_transaction(engine):
+    database = engine.open(LIMITS)
+    try:
+        first = database.session()
+        first.execute("CREATE TABLE ledger (x INTEGER)")
+        first.execute("INSERT INTO ledger VALUES (1)")
+        first.execute("BEGIN")
+        first.execute("INSERT INTO ledger VALUES (2)")
+        first.close()
+        second = database.session()
+        assert second.capture("ledger", "probe") == 1
+        assert second.read_table("probe").column("x").to_pylist() == [1]
+        second.close()
+    finally:
+        database.close()
+
+
+def test_the_pipeline_role_is_not_a_superuser(grader, task):
+    script = (
+        "CREATE TABLE customer_state AS SELECT rolsuper::int AS customer_id FROM pg_roles "
+        "WHERE rolname = current_user;"
+    )
+    entry = verdict(grader, task, script)
+    assert entry["verdict"] == "FAIL"
+    assert "True" not in str(entry["diff"])
+
+
+def test_regrade_verify_reproduces_postgres_verdicts_byte_for_byte(tmp_path, engine, task):
+    from arrivalbench.corpus import make_corpus
+    from arrivalbench.sweep import sweep, verify
+
+    run = make_corpus(tmp_path / "run", seed=7, task_ids=[task.id], engine="postgres")
+    assert (run.manifest["engine"], run.manifest["engine_version"]) == ("postgres", engine.version)
+    sweep(run, workers=1)
+    assert len(run.verdicts()) > 0
+    assert verify(run, workers=1) == []
+
+
+def test_gate_admits_a_task_on_postgres(grader, task):
+    from arrivalbench.gate import gate_task
+
+    result = gate_task(task, grader)
+    assert result.violations == []
