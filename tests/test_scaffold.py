@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from arrivalbench.audit import EXTRA_SEEDS
 from arrivalbench.errors import ArrivalBenchError, UnknownNameError, UsageError
 from arrivalbench.gate import gate_task
 from arrivalbench.grade import Grader
 from arrivalbench.scaffold import new_task, new_task_dir
+from arrivalbench.seeds import GATE_SEED_COUNT
 from arrivalbench.spec import SUITE_DIR, SUITE_PATH_ENV, folder_hash, load_task, suite_hash
 
 SCRIPT = Path(sys.executable).parent / "arrivalbench"
@@ -220,6 +222,6 @@ def test_printed_audit_command_finds_the_new_tasks_oracles_in_agreement(tmp_path
     assert (task["task"], task["agrees"], task["logs_checked"], task["kappa"]) == (
         "events_audited",
         True,
-        12,
+        2 * (GATE_SEED_COUNT + EXTRA_SEEDS),  # two logs a seed: the gate seeds and 5 more
         1.0,
     )
