@@ -30,6 +30,7 @@ from __future__ import annotations
 import atexit
 import os
 import pwd
+import resource
 import shutil
 import subprocess
 import tempfile
@@ -51,6 +52,11 @@ ENV = "ARRIVALBENCH_POSTGRES"
 ADMIN = "arrivalbench_admin"
 SANDBOX = "arrivalbench_sandbox"
 TEMPLATE = "arrivalbench_template"
+BACKEND_ADDRESS_SPACE = 2 * 1024**3 + 256 * 1024**2
+"""Every server process's address space (set on the postmaster, inherited by each backend): a
+script's values end in PostgreSQL's own "out of memory" ERROR rather than the OOM killer. The
+server serves replays of any --memory-limit, so this is a fixed ceiling (twice the default
+limit plus shared memory and code); a session's own cap is tighter where the harness may set it."""
 BIN_DIRS = ("/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin", "/usr/local/bin")
 
 ALLOWED = (
@@ -165,7 +171,12 @@ class Server:
 
     def _run(self, command: list[str]) -> None:
         done = subprocess.run(
-            self._as + command, capture_output=True, text=True, cwd=self.folder, check=False
+            self._as + command,
+            capture_output=True,
+            text=True,
+            cwd=self.folder,
+            check=False,
+            preexec_fn=_cap_address_space,
         )
         if done.returncode != 0:
             raise PostgresUnavailable(
@@ -175,7 +186,7 @@ class Server:
 
     def _prepare(self) -> None:
         with admin_connection(self.socket) as con:
-            con.execute(f"CREATE ROLE {SANDBOX} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE")
+            con.execute(f"CREATE ROLE {SANDBOX} NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE")
             con.execute(f"CREATE DATABASE {TEMPLATE} TEMPLATE template0 IS_TEMPLATE true")
         with admin_connection(self.socket, TEMPLATE) as con:
             con.execute(f"GRANT USAGE, CREATE ON SCHEMA public TO {SANDBOX}")
@@ -185,6 +196,10 @@ class Server:
             self._run([_binary("pg_ctl"), "-D", self.data, "-m", "immediate", "-w", "-s", "stop"])
         finally:
             shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _cap_address_space() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (BACKEND_ADDRESS_SPACE, BACKEND_ADDRESS_SPACE))
 
 
 _SERVER: Server | None = None
@@ -244,15 +259,35 @@ def _column(values: list[Any]) -> pa.Array:
         return pa.array([None if v is None else str(v) for v in values], pa.string())
 
 
+def _cap_backend_memory(pid: int, extra_bytes: int) -> bool:
+    """Cap a server backend's address space at its size now plus `extra_bytes`, so that a
+    script's values (a row of 900 MB strings) end in PostgreSQL's own "out of memory" ERROR,
+    not in the machine's OOM killer. False when the server runs as another user (a server given
+    from outside without root): then only the timeouts bound a backend's memory."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize"))
+        limit = size + extra_bytes
+        resource.prlimit(pid, resource.RLIMIT_AS, (limit, limit))
+    except (OSError, StopIteration, ValueError):
+        return False
+    return True
+
+
+class DatabaseTooLarge(Exception):
+    """The replay's database grew past its bound (PostgreSQL has no quota of its own)."""
+
+
 class PostgresSession:
-    def __init__(self, socket: str, dbname: str, limits: Limits) -> None:
+    def __init__(self, socket: str, dbname: str, role: str, limits: Limits) -> None:
         import psycopg
 
         timeout_ms = max(1, int(limits.statement_timeout * 1000))
         temp_kb = max(limits.memory_bytes // 1024, 1024)
+        self._max_bytes = limits.memory_bytes
         self._con = psycopg.connect(
             host=socket,
-            user=SANDBOX,
+            user=role,
             dbname=dbname,
             autocommit=True,
             options=(
@@ -261,6 +296,7 @@ class PostgresSession:
             ),
         )
         self._temp_kb = temp_kb
+        self.memory_capped = _cap_backend_memory(self._con.info.backend_pid, limits.memory_bytes)
 
     def load_batch(self, name: str, table: pa.Table) -> None:
         columns = ", ".join(f"{_quote(f.name)} {_pg_type(f)}" for f in table.schema)
@@ -276,6 +312,12 @@ class PostgresSession:
         cursor.execute(sql.encode(), prepare=False)  # bytes: no %-placeholder parsing
         while cursor.nextset():
             pass
+        size = cursor.execute("SELECT pg_database_size(current_database())").fetchone()
+        if size and size[0] > self._max_bytes:
+            raise DatabaseTooLarge(
+                f"the replay's database grew to {size[0]:,} bytes, past the {self._max_bytes:,} "
+                "the memory limit allows (the limit bounds disk too)"
+            )
 
     def interrupt(self) -> None:
         self._con.cancel()
@@ -328,7 +370,12 @@ class PostgresDatabase:
         self.limits = limits
         self.socket = server_socket()
         self.name = f"replay_{uuid.uuid4().hex}"
+        self.role = self.name  # roles and databases are separate namespaces
         with admin_connection(self.socket) as con:
+            con.execute(
+                f"CREATE ROLE {self.role} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE "
+                f"IN ROLE {SANDBOX}"
+            )
             con.execute(f"CREATE DATABASE {self.name} TEMPLATE {TEMPLATE} STRATEGY FILE_COPY")
             con.execute(
                 f"ALTER DATABASE {self.name} SET temp_file_limit = "
@@ -336,18 +383,19 @@ class PostgresDatabase:
             )
 
     def session(self) -> PostgresSession:
-        return PostgresSession(self.socket, self.name, self.limits)
+        return PostgresSession(self.socket, self.name, self.role, self.limits)
 
     def close(self) -> None:
         with admin_connection(self.socket) as con:
             con.execute(f"DROP DATABASE IF EXISTS {self.name} WITH (FORCE)")
+            con.execute(f"DROP ROLE IF EXISTS {self.role}")
 
 
 def _function_names(tree: exp.Expression) -> set[str]:
     names = set()
     for func in tree.find_all(exp.Func):
         if isinstance(func, exp.Anonymous):
-            names.add(str(func.this).lower())
+            names.add(func.name.lower())  # unquoted: "set_config"(...) is set_config
         else:
             names.add(func.sql_name().lower())
             names.update(n.lower() for n in func.sql_names() if isinstance(n, str))
@@ -361,7 +409,7 @@ class PostgresEngine:
     def __init__(self) -> None:
         import psycopg
 
-        self.errors = (psycopg.Error, ScriptError)
+        self.errors = (psycopg.Error, ScriptError, DatabaseTooLarge)
         self.version = _server_version()
         server_socket()  # before any worker starts, so that every worker inherits it
 
@@ -422,6 +470,8 @@ class PostgresEngine:
     def classify(self, error: BaseException) -> str:
         import psycopg.errors as e
 
+        if isinstance(error, DatabaseTooLarge):
+            return "engine_crash"
         if isinstance(error, e.QueryCanceled):
             return "timeout"
         if isinstance(error, e.InsufficientPrivilege):
