@@ -83,3 +83,32 @@ def evolving_task(tmp_path_factory: pytest.TempPathFactory) -> Task:
     )
     edit_task_yaml(folder, add_evolving_quantity)
     return load_task(folder)
+
+
+def postgres_missing() -> str | None:
+    """Why the PostgreSQL engine cannot run here, or None. The tests start the server themselves
+    (the engine does, in a temporary folder); only the binaries and psycopg must be installed."""
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        return "psycopg is not installed: pip install -e '.[dev]' (make test does)"
+    from arrivalbench.engines.postgres import PostgresUnavailable, _binary
+
+    try:
+        _binary("initdb")
+        _binary("pg_ctl")
+    except PostgresUnavailable as exc:  # pragma: no cover - make test installs the package
+        return f"PostgreSQL server binaries are absent ({exc})"
+    return None
+
+
+def engine_params() -> list:
+    """Every engine as a pytest parameter; PostgreSQL's skipped (with the reason) when missing."""
+    missing = postgres_missing()
+    return [
+        pytest.param(
+            name,
+            marks=pytest.mark.skipif(name == "postgres" and bool(missing), reason=missing or ""),
+        )
+        for name in ("duckdb", "sqlite", "postgres")
+    ]

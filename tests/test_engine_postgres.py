@@ -7,22 +7,16 @@ from __future__ import annotations
 
 import pytest
 
-psycopg = pytest.importorskip(
-    "psycopg", reason="psycopg is not installed: pip install -e '.[dev]' (make test does)"
-)
+from conftest import postgres_missing
 
-from arrivalbench.dialects import script_for  # noqa: E402
-from arrivalbench.engines import Limits, get_engine  # noqa: E402
-from arrivalbench.engines.postgres import PostgresUnavailable, _binary  # noqa: E402
-from arrivalbench.grade import Grader  # noqa: E402
-from arrivalbench.sandbox import prepare  # noqa: E402
-from arrivalbench.spec import Task, get_task  # noqa: E402
+if postgres_missing():  # pragma: no cover - make test installs the package
+    pytest.skip(postgres_missing() or "", allow_module_level=True)
 
-try:
-    _binary("initdb")
-    _binary("pg_ctl")
-except PostgresUnavailable as exc:  # pragma: no cover - make test installs the package
-    pytest.skip(f"PostgreSQL server binaries are absent ({exc})", allow_module_level=True)
+from arrivalbench.dialects import script_for
+from arrivalbench.engines import Limits, get_engine
+from arrivalbench.grade import Grader
+from arrivalbench.sandbox import prepare
+from arrivalbench.spec import Task, get_task
 
 LIMITS = Limits(statement_timeout=3.0, memory_limit="512MB", replay_timeout=60.0)
 

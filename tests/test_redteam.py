@@ -18,10 +18,12 @@ from pathlib import Path
 import pytest
 
 from arrivalbench import compare as compare_module
+from arrivalbench.dialects import script_for
 from arrivalbench.engines import Limits
 from arrivalbench.grade import Grader
 from arrivalbench.replay import MAX_MESSAGE_BYTES
 from arrivalbench.spec import Task, get_task
+from conftest import engine_params
 
 LIMITS = Limits(statement_timeout=10.0)
 GOLD_ROLLUP = (
@@ -316,3 +318,240 @@ def test_first_job_of_a_fresh_worker_gets_its_memory_limit(task):
     with Grader(limits=Limits(memory_limit="256MB")) as fresh:
         record, _ = fresh.grade(task, task.gold_sql, ["snapshot"])
     assert record["verdicts"]["snapshot"]["verdict"] == "PASS"
+
+
+# --- (5) every engine: the same routes, each in its engine's dialect ---------------------------------
+#
+# One mechanism for the three engines: a route is a property ("nothing on the host is read"), and
+# each engine has its own exploits of it. A route passes when the artifact is an ERROR of the
+# expected class (refused by the screen, by permissions or an authorizer, or stopped by a limit),
+# nothing it aimed at happened, and the same grader then still grades the gold PASS.
+
+ENGINE_TASK = "customer_state"
+QUICK = Limits(statement_timeout=2.0, memory_limit="512MB", replay_timeout=60.0)
+"""For runaway statements: the timeout is what stops them."""
+ROOMY = Limits(statement_timeout=60.0, memory_limit="512MB", replay_timeout=120.0)
+"""For memory and disk bombs: a memory or disk bound must stop them, not the timeout."""
+REFUSED = ("sandbox_refused",)
+ABSENT_OR_REFUSED = ("sandbox_refused", "sql_error")
+"""sql_error: the engine has no such function or table at all (SQLite's readfile is the shell's)."""
+
+ROUTES: dict[str, dict[str, list[str]]] = {
+    "file_read": {
+        "duckdb": [
+            "CREATE TABLE customer_state AS SELECT * FROM read_text('/etc/hostname')",
+            "CREATE TABLE customer_state AS SELECT * FROM read_csv('/etc/passwd')",
+        ],
+        "sqlite": [
+            "ATTACH DATABASE '/etc/passwd' AS host",
+            "CREATE TABLE customer_state AS SELECT readfile('/etc/hostname') AS x",
+        ],
+        "postgres": [
+            "CREATE TABLE customer_state AS SELECT pg_read_file('/etc/hostname') AS x",
+            "CREATE TABLE customer_state AS SELECT \"pg_read_file\"('/etc/hostname') AS x",
+            "COPY customers_batch FROM '/etc/passwd'",
+            "SELECT \"lo_import\"('/etc/hostname')",
+            "CREATE TABLE customer_state AS SELECT * FROM pg_ls_dir('.') AS x",
+        ],
+    },
+    "file_write": {
+        "duckdb": ["COPY (SELECT 1 AS x) TO '{path}'", "EXPORT DATABASE '{path}'"],
+        "sqlite": ["VACUUM INTO '{path}'", "ATTACH DATABASE '{path}' AS written"],
+        "postgres": [
+            "COPY (SELECT 1 AS x) TO '{path}'",
+            "COPY (SELECT 1 AS x) TO PROGRAM 'touch {path}'",
+            "SELECT \"lo_export\"(lo_create(0), '{path}')",
+        ],
+    },
+    "network": {
+        "duckdb": [
+            "CREATE TABLE customer_state AS SELECT * FROM read_csv('http://127.0.0.1:9/x.csv')",
+            "ATTACH 'http://127.0.0.1:9/x.duckdb' AS net",
+        ],
+        "postgres": [
+            "CREATE TABLE customer_state AS SELECT * FROM "
+            "dblink('host=127.0.0.1 dbname=postgres', 'SELECT 1') AS t(x INTEGER)",
+            "CREATE TABLE customer_state AS SELECT * FROM "
+            "\"dblink\"('host=127.0.0.1', 'SELECT 1') AS t(x INTEGER)",
+        ],
+    },
+    "settings": {
+        "duckdb": ["SET threads = 8", "SET memory_limit = '100GB'", "RESET memory_limit"],
+        "sqlite": [
+            "PRAGMA hard_heap_limit = 0",
+            "CREATE TABLE customer_state AS SELECT * FROM pragma_hard_heap_limit",
+            "PRAGMA temp_store_directory = '/tmp'",
+            "PRAGMA journal_mode = OFF",
+            "PRAGMA max_page_count = 2147483647",
+        ],
+        "postgres": [
+            "SET statement_timeout = 0",
+            "SELECT set_config('work_mem', '4GB', false)",
+            "SELECT \"set_config\"('work_mem', '4GB', false)",
+            "SELECT pg_catalog.\"set_config\"('statement_timeout', '0', false)",
+            "ALTER ROLE CURRENT_USER SET work_mem = '4GB'",
+            "ALTER DATABASE postgres SET work_mem = '4GB'",
+            "RESET ALL",
+        ],
+    },
+    "extensions": {
+        "duckdb": ["LOAD httpfs", "INSTALL httpfs"],
+        "sqlite": [
+            "SELECT load_extension('/tmp/evil')",
+            "SELECT \"load_extension\"('/tmp/evil')",
+            "SELECT fts3_tokenizer('simple')",
+        ],
+        "postgres": ["CREATE EXTENSION dblink", "LOAD 'plpgsql'"],
+    },
+    "other_databases": {
+        "duckdb": ["ATTACH ':memory:' AS other", "USE memory"],
+        "sqlite": [
+            "ATTACH DATABASE ':memory:' AS other",
+            "DETACH DATABASE temp",
+            "CREATE TABLE customer_state AS SELECT * FROM pragma_database_list",
+        ],
+        "postgres": [
+            "CREATE DATABASE stash",
+            "DROP DATABASE postgres",
+            "CREATE TABLE customer_state AS SELECT * FROM dblink_connect('dbname=postgres')",
+        ],
+    },
+    "catalog_and_code": {
+        "duckdb": ["CREATE SECRET s (TYPE s3, KEY_ID 'a', SECRET 'b')", "CHECKPOINT"],
+        "sqlite": [
+            "PRAGMA writable_schema = ON",
+            "DELETE FROM sqlite_master",
+            "INSERT INTO sqlite_master VALUES ('table', 'x', 'x', 0, 'CREATE TABLE x (a)')",
+            "CREATE TRIGGER t AFTER INSERT ON customers_batch BEGIN SELECT 1; END",
+            "CREATE VIRTUAL TABLE v USING fts5(x)",
+        ],
+        "postgres": [
+            "CREATE TABLE pg_catalog.stash (x INTEGER)",
+            "TRUNCATE pg_class",
+            "UPDATE pg_catalog.pg_class SET relname = 'x' WHERE false",
+            "CREATE FUNCTION f() RETURNS INTEGER LANGUAGE plpgsql AS $$ BEGIN RETURN 1; END $$",
+            "DO $$ BEGIN PERFORM 1; END $$",
+            "COMMENT ON DATABASE postgres IS 'stash'",
+            "CREATE TABLESPACE stash LOCATION '/tmp'",
+            "CREATE ROLE stash",
+        ],
+    },
+    "other_sessions": {
+        "postgres": [
+            'SELECT "pg_terminate_backend"(pg_stat_get_backend_pid(s)) '
+            "FROM pg_stat_get_backend_idset() s",
+            "SELECT pg_cancel_backend(1)",
+            "CREATE TABLE customer_state AS SELECT query FROM pg_stat_activity",
+            "SELECT pg_advisory_lock(1)",
+            "LISTEN stash",
+            "SELECT \"pg_notify\"('stash', 'x')",
+            "PREPARE TRANSACTION 'stash'",
+        ],
+    },
+}
+HOSTILE = [
+    pytest.param(engine, route, script, id=f"{engine}-{route}-{i}", marks=param.marks)
+    for param in engine_params()
+    for engine in param.values
+    for route, by_engine in ROUTES.items()
+    for i, script in enumerate(by_engine.get(engine, []))
+]
+
+
+@pytest.fixture(scope="module")
+def graders():
+    """A grader per (engine, limits), made on first use and kept for the module."""
+    with contextlib.ExitStack() as stack:
+        made: dict[tuple[str, Limits], Grader] = {}
+
+        def get(engine: str, limits: Limits = LIMITS) -> Grader:
+            if (engine, limits) not in made:
+                made[engine, limits] = stack.enter_context(
+                    Grader(limits=limits, engine_name=engine)
+                )
+            return made[engine, limits]
+
+        yield get
+
+
+def engine_gold(engine: str) -> str:
+    task = get_task(ENGINE_TASK)
+    return script_for(task, "gold.sql", task.gold_sql, engine)
+
+
+def engine_verdict(grader: Grader, script: str) -> dict:
+    record, _ = grader.grade(get_task(ENGINE_TASK), script, ["snapshot"])
+    return record["verdicts"]["snapshot"]
+
+
+@pytest.mark.parametrize(("engine", "route", "script"), HOSTILE)
+def test_hostile_routes_are_stopped_on_every_engine(graders, tmp_path, engine, route, script):
+    """Reading or writing the host, the network, settings, extensions, other databases, the
+    catalog, procedural code and other sessions: refused by the screen, permissions or the
+    authorizer, in each engine's own dialect; a file a route aimed at is never written."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    folder.chmod(0o777)  # writable by a server running as another user: only the sandbox stops it
+    target = folder / "written"
+    entry = engine_verdict(graders(engine), script.format(path=target) + ";")
+    assert entry["verdict"] == "ERROR", entry
+    expected = REFUSED if route in ("settings", "extensions", "other_sessions") else None
+    assert entry["error_class"] in (expected or ABSENT_OR_REFUSED), entry
+    assert list(folder.iterdir()) == []
+
+
+BOMBS: dict[str, dict[str, tuple[str, str]]] = {
+    "cpu": {
+        "duckdb": ("CREATE TABLE x AS SELECT count(*) AS n FROM range(1000000000000)", "timeout"),
+        "sqlite": (
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n",
+            "timeout",
+        ),
+        "postgres": (
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n",
+            "timeout",
+        ),
+    },
+    "memory": {
+        "duckdb": (
+            "CREATE TABLE x AS SELECT list(repeat('x', 1000000)) AS l FROM range(3000)",
+            "engine_crash",
+        ),
+        "sqlite": ("CREATE TABLE x AS SELECT randomblob(400000000) AS b", "engine_crash"),
+        "postgres": (
+            "SELECT length(a) + length(b) + length(c) + length(d) FROM (SELECT repeat('a', "
+            "700000000) AS a, repeat('b', 700000000) AS b, repeat('c', 700000000) AS c, "
+            "repeat('d', 700000000) AS d) AS t",
+            "engine_crash",
+        ),
+    },
+    "disk": {
+        "duckdb": (
+            "CREATE TABLE x AS SELECT repeat('x', 1000) || i AS x FROM range(3000000) t(i)",
+            "engine_crash",
+        ),
+        "sqlite": (
+            "CREATE TABLE x AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+            "LIMIT 3000000) SELECT randomblob(1000) AS b FROM n",
+            "engine_crash",
+        ),
+        "postgres": (
+            "CREATE TABLE x AS SELECT repeat(md5(i::text), 30) AS x FROM generate_series(1, 700000) i",
+            "engine_crash",
+        ),
+    },
+}
+
+
+@pytest.mark.parametrize("bomb", sorted(BOMBS))
+@pytest.mark.parametrize("engine", engine_params())
+def test_resource_bombs_cost_only_their_own_verdict_on_every_engine(graders, engine, bomb):
+    """CPU time (the statement timeout), memory (the engine's bound: DuckDB's memory_limit,
+    SQLite's hard heap and string limits, the PostgreSQL backend's address space) and disk
+    (DuckDB keeps nothing on disk, SQLite's max_page_count, the PostgreSQL database's size
+    bound): each is one ERROR, and the same grader grades the next artifact normally."""
+    script, error_class = BOMBS[bomb][engine]
+    grader = graders(engine, QUICK if bomb == "cpu" else ROOMY)
+    entry = engine_verdict(grader, script + ";")
+    assert entry["verdict"] == "ERROR" and entry["error_class"] == error_class, entry
+    assert engine_verdict(grader, engine_gold(engine))["verdict"] == "PASS"
