@@ -12,8 +12,11 @@ from conftest import postgres_missing
 if postgres_missing():  # pragma: no cover - make test installs the package
     pytest.skip(postgres_missing() or "", allow_module_level=True)
 
+import psycopg
+
 from arrivalbench.dialects import script_for
 from arrivalbench.engines import Limits, get_engine
+from arrivalbench.engines.postgres import BACKEND_ADDRESS_SPACE, DatabaseTooLarge
 from arrivalbench.grade import Grader
 from arrivalbench.sandbox import prepare
 from arrivalbench.spec import Task, get_task
@@ -139,3 +142,102 @@ def test_gate_admits_a_task_on_postgres(grader, task):
 
     result = gate_task(task, grader)
     assert result.violations == []
+
+
+# --- regressions: the sandbox holes found by the red team (issue 15, item 5) ------------------------
+
+
+def test_regression_a_quoted_function_name_passed_the_postgres_screen(engine):
+    """The screen compared `"set_config"` (quotes included) with its list, so a quoted name ran:
+    settings changed mid-replay (work_mem = 4GB, statement_timeout = 0) and, with one role shared
+    by all replays, pg_terminate_backend ended other replays' sessions."""
+    for call in ('"set_config"', 'pg_catalog."set_config"', '"PG_TERMINATE_BACKEND"'):
+        result = prepare(engine, f"SELECT {call}('work_mem', '4GB', false);", LIMITS)
+        assert not isinstance(result, list), call
+        assert result.error.error_class == "sandbox_refused", result.error
+
+
+def test_regression_one_shared_role_carried_role_settings_into_the_next_replay(engine):
+    """Every replay connected as one role, which may `ALTER ROLE CURRENT_USER SET` its own
+    defaults: a setting (a string one, such as application_name, holding a stash) outlived the
+    replay, with only the parser in the way. Now each replay has its own role, dropped after."""
+    first = engine.open(LIMITS)
+    session = first.session()
+    try:
+        session.execute("ALTER ROLE CURRENT_USER SET lock_timeout = '4321ms'")  # past the screen
+        session.execute("ALTER ROLE CURRENT_USER SET application_name = 'stash'")
+    finally:
+        session.close()
+        first.close()
+    second = engine.open(LIMITS)
+    session = second.session()
+    try:
+        cursor = session._con.cursor()
+        row = cursor.execute(
+            "SELECT current_setting('lock_timeout'), current_setting('application_name'), "
+            "(SELECT count(*) FROM pg_db_role_setting WHERE setrole <> 0), "
+            "(SELECT count(*) FROM pg_roles WHERE rolname = %s)",
+            [first.role],
+        ).fetchone()
+    finally:
+        session.close()
+        second.close()
+    assert second.role != first.role
+    assert row == ("0", "", 0, 0)
+
+
+def test_regression_replays_sharing_one_role_saw_and_signalled_each_others_sessions(engine):
+    """With one role for all replays, a replay read the SQL of another replay running beside it
+    (pg_stat_get_backend_activity shows the role's own sessions) and could cancel or terminate
+    it, so one artifact could turn another's verdict into an ERROR in a parallel sweep."""
+    mine, theirs = engine.open(LIMITS), engine.open(LIMITS)
+    spy, victim = mine.session(), theirs.session()
+    try:
+        victim.execute("SELECT 'the other artifact''s secret'")
+        cursor = spy._con.cursor()
+        seen = cursor.execute(
+            "SELECT string_agg(coalesce(pg_stat_get_backend_activity(s), ''), ' ') "
+            "FROM pg_stat_get_backend_idset() s"
+        ).fetchone()[0]
+        assert "secret" not in seen
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            cursor.execute("SELECT pg_terminate_backend(%s)", [victim._con.info.backend_pid])
+    finally:
+        spy.close()
+        victim.close()
+        mine.close()
+        theirs.close()
+
+
+def test_regression_a_postgres_replay_could_fill_the_disk(engine):
+    """PostgreSQL has no quota: a replay wrote ~400 MB/s into its database, committed statement
+    by statement, for as long as its replay budget lasted (tens of GB). Past the memory limit,
+    the statement now ends the replay as an engine_crash."""
+    limits = Limits(statement_timeout=60.0, memory_limit="128MB", replay_timeout=120.0)
+    database = engine.open(limits)
+    session = database.session()
+    try:
+        with pytest.raises(DatabaseTooLarge) as raised:
+            session.execute(
+                "CREATE TABLE big AS SELECT repeat(md5(i::text), 30) AS x "
+                "FROM generate_series(1, 200000) i"
+            )
+        assert engine.classify(raised.value) == "engine_crash"
+    finally:
+        session.close()
+        database.close()
+
+
+def test_regression_a_postgres_backend_had_no_memory_bound(engine):
+    """work_mem bounds a sort, not a value: a row of four 700 MB strings grew a backend past
+    2.5 GB (the OOM killer's business). Every server process now has a capped address space."""
+    database = engine.open(LIMITS)
+    session = database.session()
+    try:
+        pid = session._con.info.backend_pid
+        with open(f"/proc/{pid}/limits", encoding="ascii") as limits:
+            line = next(x for x in limits if x.startswith("Max address space"))
+        assert int(line.split()[3]) <= BACKEND_ADDRESS_SPACE
+    finally:
+        session.close()
+        database.close()

@@ -24,6 +24,7 @@ from arrivalbench.sandbox import ReplayJob, Sandbox, screen
 from arrivalbench.schedules import build_schedule
 from arrivalbench.spec import Task, get_task
 from arrivalbench.sweep import sweep, verify
+from conftest import engine_params
 
 LIMITS = Limits(statement_timeout=5.0, memory_limit="512MB")
 HIDDEN = ["single_batch", "late_arrival", "duplicate_delivery"]
@@ -464,3 +465,103 @@ def test_regression_sigterm_of_a_sweep_leaves_no_process_behind(tmp_path):
     assert _session_processes(proc.pid) == []
     assert not (run.path / "sweep.lock").exists()
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > 0
+
+
+# --- every engine: nothing a replay leaves is seen by the next -------------------------------------
+
+ENGINE_TASK = "customer_state"
+LEAVE_BEHIND_BY_ENGINE = {
+    "duckdb": ";\n".join(
+        OBJECTS[k].format(n="stash")
+        for k in sorted(MULTI_BATCH_SAFE)
+        if k not in ("shadow_sum", "shadow_count_star")
+    ).replace("sales_batch", "customers_batch")
+    + ";",
+    "sqlite": """
+CREATE TABLE IF NOT EXISTS stash_t AS SELECT * FROM customers_batch;
+CREATE VIEW IF NOT EXISTS stash_v AS SELECT 1 AS x;
+CREATE INDEX IF NOT EXISTS stash_ix ON stash_t (customer_id);
+CREATE TEMP TABLE stash_tt AS SELECT 1 AS x;
+CREATE TEMP VIEW stash_tv AS SELECT 1 AS x;
+""",
+    "postgres": """
+CREATE TABLE IF NOT EXISTS stash_t AS SELECT * FROM customers_batch;
+CREATE OR REPLACE VIEW stash_v AS SELECT 1 AS x;
+CREATE INDEX IF NOT EXISTS stash_ix ON stash_t (customer_id);
+CREATE SEQUENCE IF NOT EXISTS stash_q;
+SELECT nextval('stash_q');
+CREATE SCHEMA IF NOT EXISTS stash_s;
+CREATE TABLE IF NOT EXISTS stash_s.t AS SELECT * FROM customers_batch;
+CREATE MATERIALIZED VIEW IF NOT EXISTS stash_mv AS SELECT 1 AS x;
+CREATE UNLOGGED TABLE IF NOT EXISTS stash_u (x INTEGER);
+CREATE TEMP TABLE stash_tt AS SELECT 1 AS x;
+SELECT lo_put(lo_create(0), 0, 'stash');
+""",
+}
+"""Every kind of object each engine lets a pipeline make, the log copied into some (each
+statement runs once per delivery; only what the screen admits: a refused statement refuses the
+script). A single delivery also leaves a transaction open (OPEN_TRANSACTION)."""
+OPEN_TRANSACTION = "BEGIN;\nCREATE TABLE stash_tx AS SELECT 1 AS x;\n"
+PROBE_BY_ENGINE = {
+    "duckdb": PROBE.replace("daily_revenue", "customer_state"),
+    "sqlite": """
+CREATE TABLE customer_state AS SELECT
+  (SELECT count(*) FROM sqlite_master) AS objects,
+  (SELECT group_concat(name) FROM sqlite_temp_master) AS temp_objects;
+""",
+    "postgres": """
+CREATE TABLE customer_state AS SELECT
+  (SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')) AS relations,
+  (SELECT count(*) FROM pg_namespace) AS schemas,
+  (SELECT count(*) FROM pg_largeobject_metadata) AS large_objects,
+  (SELECT count(*) FROM pg_proc) AS functions,
+  (SELECT count(*) FROM pg_db_role_setting) AS role_settings,
+  (SELECT count(*) FROM pg_shdescription) AS shared_comments,
+  (SELECT count(*) FROM pg_tablespace) AS tablespaces,
+  (SELECT count(*) FROM pg_roles WHERE rolname NOT LIKE 'replay%') AS roles,
+  (SELECT count(*) FROM pg_database WHERE datname NOT LIKE 'replay%') AS databases,
+  (SELECT string_agg(name || '=' || setting, ',' ORDER BY name) FROM pg_show_all_settings()
+     WHERE source NOT IN ('default', 'override', 'client')) AS settings;
+""",
+}
+"""What a later replay can see of the catalog (and, on PostgreSQL, the server's shared catalogs:
+roles, databases, role and database settings, comments, tablespaces)."""
+
+
+@pytest.fixture(scope="module")
+def engine_worker():
+    with Sandbox() as sandbox:
+        yield sandbox
+
+
+def run_engine_target(
+    worker: Sandbox, engine: str, script: str, schedule: str = "snapshot"
+) -> list[dict]:
+    task = get_task(ENGINE_TASK)
+    built, _ = build_schedule(task, schedule, 0)
+    job = ReplayJob(task=task, schedule=built, script=script, limits=LIMITS, engine=engine)
+    result = worker.run(job)
+    assert result.error is None, result.error
+    return result.target.to_pylist()
+
+
+@pytest.mark.parametrize("engine", engine_params())
+@pytest.mark.parametrize("schedule", ["snapshot", "in_order_stream"])
+def test_nothing_a_replay_leaves_is_seen_by_the_next_on_every_engine(
+    engine_worker, engine, schedule
+):
+    """Tables, views, indexes, sequences, schemas, materialized views, large objects, TEMP
+    objects and an open transaction, made by one replay (once per delivery on a stream), are
+    gone for the next replay on the same worker: the probe reads what a fresh replay reads."""
+    before = run_engine_target(engine_worker, engine, PROBE_BY_ENGINE[engine])
+    task = get_task(ENGINE_TASK)
+    built, _ = build_schedule(task, schedule, 0)
+    script = LEAVE_BEHIND_BY_ENGINE[engine]
+    if schedule == "snapshot":
+        script += OPEN_TRANSACTION
+    left = engine_worker.run(
+        ReplayJob(task=task, schedule=built, script=script, limits=LIMITS, engine=engine)
+    )
+    assert left.error is None or left.error.error_class == "missing_target", left.error
+    assert run_engine_target(engine_worker, engine, PROBE_BY_ENGINE[engine]) == before

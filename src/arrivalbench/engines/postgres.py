@@ -377,6 +377,7 @@ class PostgresDatabase:
                 f"IN ROLE {SANDBOX}"
             )
             con.execute(f"CREATE DATABASE {self.name} TEMPLATE {TEMPLATE} STRATEGY FILE_COPY")
+            con.execute(f"GRANT CREATE ON DATABASE {self.name} TO {self.role}")  # its schemas
             con.execute(
                 f"ALTER DATABASE {self.name} SET temp_file_limit = "
                 f"'{max(limits.memory_bytes // 1024, 1024)}kB'"
