@@ -269,3 +269,12 @@ def test_transpile_count_distinct_over_a_partition_ignores_nulls():
     con.executemany("INSERT INTO t VALUES (?, ?)", [(1, 1), (1, 1), (1, 2), (1, None), (2, None)])
     sql = transpile("SELECT g, count(DISTINCT x) OVER (PARTITION BY g) AS n FROM t", "sqlite")
     assert sorted(set(con.execute(sql.rstrip().rstrip(";")).fetchall())) == [(1, 2), (2, 0)]
+
+
+def test_regression_analyze_was_refused_on_sqlite(grader, task, gold):
+    """ANALYZE is a pipeline statement the screen admits, but it creates sqlite_stat1 in the
+    schema table, which the authorizer allowed only to CREATE, DROP and ALTER: a pipeline that
+    ran ANALYZE was an ERROR (sandbox_refused) on SQLite alone. The schema table stays closed."""
+    assert verdict(grader, task, gold + "\nANALYZE;\n")["verdict"] == "PASS"
+    entry = verdict(grader, task, "ANALYZE;\nDELETE FROM sqlite_master;")
+    assert entry["verdict"] == "ERROR" and entry["error_class"] == "sandbox_refused", entry

@@ -102,7 +102,8 @@ _ALLOWED_ACTIONS = frozenset(
     )
 )
 _SCHEMA_WRITES = frozenset({sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE})
-_DDL = frozenset({"CREATE", "DROP", "ALTER"})
+_DDL = frozenset({"CREATE", "DROP", "ALTER", "ANALYZE"})
+"""Statements that may write the schema table (ANALYZE creates sqlite_stat1 there)."""
 
 PROGRESS_STEPS = 10_000
 """Virtual-machine instructions between two looks at the statement's deadline (~1 ms)."""
