@@ -6,16 +6,20 @@ server refuses root), listening only on a Unix socket in that folder, stopped wh
 that started it exits. `ARRIVALBENCH_POSTGRES` names the socket folder to the sandbox workers
 (they inherit it); a server given there from outside is used and never stopped.
 
-Isolation per replay: a new database created from an empty template (`arrivalbench_template`;
-STRATEGY FILE_COPY: ~0.06 s to create and ~0.04 s to drop here, against ~0.11 and ~0.08 s
-with PostgreSQL 15's default WAL_LOG; a schema per replay costs ~3 ms but shares the
-catalog, so another replay's tables would be visible and only privileges would hide them),
-whose public schema the sandbox role may create in) and dropped after the replay; the
-pipeline connects as `arrivalbench_sandbox`, a role that is not a superuser, cannot create
-databases or roles, and owns nothing outside that database. A delivery is a connection; a
+Isolation per replay: a new database created from an empty template (`arrivalbench_template`,
+STRATEGY FILE_COPY; a schema per replay is ~25x cheaper but shares the catalog and the
+statistics views, so another replay's tables and row counts would be visible and only
+privileges would hide their rows) and dropped after the replay, and a new login role
+(`replay_<hex>`, a member of the `arrivalbench_sandbox` group that holds CREATE on the
+template's public schema) dropped after it: not a superuser, no CREATEDB or CREATEROLE, CREATE
+on its own database only. A role of its own means that nothing a role can keep (settings by
+ALTER ROLE ... SET) outlives the replay, and that a replay can neither see another replay's
+SQL in the activity views nor cancel or terminate its sessions. A delivery is a connection; a
 crash closes it mid-script (an open transaction rolls back). Limits: `statement_timeout`
 (set at connection; SET is refused), `work_mem`, `temp_file_limit` (superuser-only, so the
-script cannot raise it), and the replay's watchdog cancels the statement too.
+script cannot raise it), the database's size (checked after every statement against the
+memory limit: PostgreSQL has no quota), every server process's address space
+(BACKEND_ADDRESS_SPACE), and the replay's watchdog cancels the statement too.
 
 Screening parses every statement with sqlglot's PostgreSQL parser and refuses any kind other
 than a pipeline's (COPY, SET, RESET, DO, ALTER other than ALTER TABLE, CREATE other than a
