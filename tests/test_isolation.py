@@ -565,3 +565,21 @@ def test_nothing_a_replay_leaves_is_seen_by_the_next_on_every_engine(
     )
     assert left.error is None or left.error.error_class == "missing_target", left.error
     assert run_engine_target(engine_worker, engine, PROBE_BY_ENGINE[engine]) == before
+
+
+@pytest.mark.parametrize("engine", [p for p in engine_params() if p.values[0] != "duckdb"])
+def test_regression_a_screened_piece_that_the_server_reads_as_two_statements_runs_one(engine):
+    """PostgreSQL's statements are split and screened by sqlglot, then each piece was sent by
+    the simple query protocol, which runs every statement in the text: wherever sqlglot's
+    lexer and the server's disagree on where a statement ends, the second one ran unscreened.
+    Each piece now runs as one statement or is an error (SQLite's driver always refused more
+    than one; DuckDB's pieces come from DuckDB's own parser, so there is nothing to disagree)."""
+    database = get_engine(engine).open(LIMITS)
+    session = database.session()
+    try:
+        with pytest.raises(get_engine(engine).errors):
+            session.execute("SELECT 1; CREATE TABLE smuggled (x INTEGER)")
+        assert session.capture("smuggled", "probe") is None
+    finally:
+        session.close()
+        database.close()

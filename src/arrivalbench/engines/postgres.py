@@ -313,7 +313,10 @@ class PostgresSession:
 
     def execute(self, sql: str) -> None:
         cursor = self._con.cursor()
-        cursor.execute(sql.encode(), prepare=False)  # bytes: no %-placeholder parsing
+        # bytes: no %-placeholder parsing; binary forces the extended protocol, which runs one
+        # statement only: text that PostgreSQL's lexer reads as two statements where sqlglot's
+        # split saw one (a screened piece) is an error, never a second, unscreened statement
+        cursor.execute(sql.encode(), prepare=False, binary=True)
         while cursor.nextset():
             pass
         size = cursor.execute("SELECT pg_database_size(current_database())").fetchone()
