@@ -555,3 +555,16 @@ def test_resource_bombs_cost_only_their_own_verdict_on_every_engine(graders, eng
     entry = engine_verdict(grader, script + ";")
     assert entry["verdict"] == "ERROR" and entry["error_class"] == error_class, entry
     assert engine_verdict(grader, engine_gold(engine))["verdict"] == "PASS"
+
+
+NESTED = "CREATE TABLE customer_state AS SELECT " + "(" * 3000 + "1" + ")" * 3000 + " AS x;"
+
+
+@pytest.mark.parametrize("engine", engine_params())
+def test_regression_a_deeply_nested_expression_stopped_the_postgres_grader(graders, engine):
+    """sqlglot's parser recurses once per level of parentheses: 3,000 levels (a 6 KB script)
+    raised RecursionError in the worker's screen, which surfaced as HarnessError, so `grade`
+    exited 1 and `grade-run` stopped. It is now that artifact's sql_error on every engine."""
+    grader = graders(engine)
+    assert_refused_or_failed(engine_verdict(grader, NESTED), ("sql_error",))
+    assert engine_verdict(grader, engine_gold(engine))["verdict"] == "PASS"

@@ -444,6 +444,11 @@ class PostgresEngine:
                 parsed = sqlglot.parse_one(text, read="postgres")
             except SqlglotError as exc:
                 raise ScriptError(str(exc).splitlines()[0][:500]) from None
+            except RecursionError:  # sqlglot recurses once per nesting level
+                raise ScriptError(
+                    f"statement {len(statements) + 1} nests too deeply to parse "
+                    "(PostgreSQL's own limit is about 1,000 levels too)"
+                ) from None
             if parsed is None:
                 continue
             kind = type(parsed).__name__.upper()
