@@ -5,7 +5,9 @@ unless the task holds an override beside it: `gold.sqlite.sql` for `gold.sql`,
 `controls/x.postgres.sql` for `controls/x.sql`. An override is written by hand where a
 transpile is wrong or impossible (DuckDB's DISTINCT ON, `* EXCLUDE`, `UNION ALL BY NAME`,
 IGNORE NULLS). Beyond sqlglot, `CREATE OR REPLACE TABLE|VIEW` (DuckDB's) becomes a DROP ... IF
-EXISTS followed by a CREATE, which both other engines run.
+EXISTS followed by a CREATE, which both other engines run. SQLite holds DuckDB's exact DECIMAL
+as a binary float, so there every decimal sum, difference and cast is rounded to its scale
+(`_sqlite_exact_decimals`); decimal-ness goes by name, as SQLite has no types to ask.
 """
 
 from __future__ import annotations
