@@ -809,11 +809,12 @@ def gate(
     ids = _task_list("--tasks", task_ids)
     chosen = [get_task(t) for t in ids] if ids else list(load_suite().values())
     private = _secret(seed_file)
+    on = "" if engine == "duckdb" else f" on {engine} (the oracle stays DuckDB's)"
     if private is not None:
-        out.print(f"hidden logs from the private seed {private.short}", highlight=False)
+        out.print(f"hidden logs from the private seed {private.short}{on}", highlight=False)
     else:
         seeds = gate_seeds(seed_count, seed)
-        out.print(f"gating at seeds {', '.join(map(str, seeds))}", highlight=False)
+        out.print(f"gating at seeds {', '.join(map(str, seeds))}{on}", highlight=False)
     started = time.perf_counter()
 
     def report(result: TaskGate) -> None:
