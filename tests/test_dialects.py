@@ -106,3 +106,16 @@ def test_no_builtin_task_has_an_orphan_override():
     from arrivalbench.spec import load_suite
 
     assert {t: o for t, task in load_suite().items() if (o := orphan_overrides(task))} == {}
+
+
+def test_regression_rounding_a_filtered_sum_split_it_from_its_filter():
+    """ROUND went around SUM(...) inside SUM(...) FILTER (WHERE ...), which SQLite refuses
+    ("FILTER may not be used with non-aggregate ROUND()"): net_revenue's gold raised."""
+    rows = [(1, 1, 0.3), (1, 2, 0.2), (2, 3, 0.1)]
+    duckdb_sql = """
+        SELECT product_id,
+               coalesce(SUM(amount) FILTER (WHERE event_id < 3), 0) AS early,
+               SUM(amount) FILTER (WHERE event_id > 1) OVER () AS late
+        FROM sales_batch GROUP BY product_id, amount, event_id ORDER BY event_id"""
+    script = transpile(duckdb_sql, "sqlite", decimals={"amount": 2})
+    assert _sqlite(script, rows) == [(1, 0.3, 0.3), (1, 0.2, 0.3), (2, 0, 0.3)]

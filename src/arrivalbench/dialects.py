@@ -413,7 +413,7 @@ def _decimal_scale(node: exp.Expression | None, decimals: dict[str, int]) -> int
         return None
     if isinstance(node, exp.Round) and isinstance(node.args.get("decimals"), exp.Literal):
         return int(node.args["decimals"].this)
-    if isinstance(node, exp.Paren | exp.Alias | exp.Neg | exp.Sum | exp.Window):
+    if isinstance(node, exp.Paren | exp.Alias | exp.Neg | exp.Sum | exp.Window | exp.Filter):
         return _decimal_scale(node.this, decimals)
     if isinstance(node, exp.Subquery) and isinstance(node.this, exp.Select):
         projections = node.this.expressions
@@ -478,14 +478,13 @@ def _sqlite_exact_decimals(expression: exp.Expression, decimals: dict[str, int])
                 node.replace(node.this.copy())  # already rounded to the scale
             elif scale is not None:
                 node.replace(rounded(node.this.copy(), scale))
-        elif isinstance(node, exp.Sum) and not isinstance(node.parent, exp.Window):
+        elif isinstance(node, exp.Sum):
             scale = _decimal_scale(node.this, decimals)
+            top = node  # the whole aggregate: with its FILTER (WHERE ...) and OVER (...)
+            while isinstance(top.parent, exp.Filter | exp.Window) and top.parent.this is top:
+                top = top.parent
             if scale is not None:
-                node.replace(rounded(node.copy(), scale))
-        elif isinstance(node, exp.Window) and isinstance(node.this, exp.Sum):
-            scale = _decimal_scale(node.this.this, decimals)
-            if scale is not None:
-                node.replace(rounded(node.copy(), scale))
+                top.replace(rounded(top.copy(), scale))
         elif isinstance(node, exp.Add | exp.Sub) and not isinstance(node.parent, exp.Add | exp.Sub):
             scale = _decimal_scale(node, decimals)
             if scale is not None:
