@@ -974,21 +974,26 @@ def rendered_dom(page: Path, profile: Path) -> str:
     return done.stdout
 
 
-def assert_page_complete(page: Path, profile: Path) -> PageParser:
+def assert_page_complete(
+    page: Path,
+    profile: Path,
+    tables: tuple[str, ...] = TABLES,
+    figures: tuple[str, ...] = FIGURES,
+) -> PageParser:
     parser = PageParser()
     parser.feed(rendered_dom(page, profile))
-    assert parser.body.get("data-figures-checked") == str(len(FIGURES)), (
+    assert parser.body.get("data-figures-checked") == str(len(figures)), (
         "the page's script did not run"
     )
-    assert sorted(parser.tables) == sorted(TABLES)
-    assert sorted(parser.figures) == sorted(FIGURES)
+    assert sorted(parser.tables) == sorted(tables)
+    assert sorted(parser.figures) == sorted(figures)
     for image in parser.images:
         assert image.get("data-decoded") == "yes", image.get("alt")
         assert int(image.get("data-natural-width") or 0) > 0, image.get("alt")
     assert parser.external == []
     # the page is 1400 px wide and every table wraps to fit it
     assert parser.body.get("data-viewport") == "1400"
-    assert parser.fits == dict.fromkeys(TABLES, "yes")
+    assert parser.fits == dict.fromkeys(tables, "yes")
     # every in-page link (a number to the cells behind it, a cell to its row) lands on an element
     assert parser.links and set(parser.links) <= parser.ids
     return parser
@@ -1041,6 +1046,16 @@ def test_page_screenshot_at_1400_px(report, tmp_path):
     data = shot.read_bytes()
     assert data.startswith(b"\x89PNG")
     assert int.from_bytes(data[16:20], "big") == 1400  # the IHDR width
+
+
+def test_engine_tables_fit_the_page_and_link_to_their_cells(engine_runs, tmp_path):
+    *_, out = engine_runs
+    assert_page_complete(
+        out / "report.html",
+        tmp_path / "profile",
+        tables=(*TABLES, *ENGINE_TABLES),
+        figures=(*FIGURES, "engines"),
+    )
 
 
 def test_the_browser_check_catches_a_broken_figure(report, tmp_path):

@@ -149,3 +149,19 @@ def test_engine_figure_is_written_within_the_page_width(graded):
     assert int.from_bytes(png[16:20], "big") <= 1400
     markdown = (report / "report.md").read_text(encoding="utf-8")
     assert "The signature and the per-hazard pass of each arm on each engine" in markdown
+
+
+def test_engine_tables_fit_the_page_in_a_browser(graded, tmp_path):
+    """Both engine tables wrap to the 1400 px page and the engine figure decodes. (The paired gap
+    matrix, one column per arm, does not fit 21 arms; it scrolls, as it does in any run that
+    large.)"""
+    from test_report import PageParser, rendered_dom
+
+    _, report = graded
+    parser = PageParser()
+    parser.feed(rendered_dom(report / "report.html", tmp_path / "profile"))
+    assert parser.body.get("data-viewport") == "1400"
+    assert parser.fits["engines"] == "yes"
+    assert parser.fits["engine_verdicts"] == "yes"
+    assert "engines" in parser.figures
+    assert all(image.get("data-decoded") == "yes" for image in parser.images)

@@ -64,7 +64,6 @@ def engine_table(a: Analysis, sigs: dict[str, Signature]) -> Table:
                 arm,
                 engine,
                 run,
-                _count(len(_cells(a, label)), _cells(a, label)),
                 *(
                     _rate_n(a.estimates(f"pass:{h}").get(label), _cells(a, label, f"pass:{h}"))
                     for h in hazards
@@ -93,7 +92,6 @@ def engine_table(a: Analysis, sigs: dict[str, Signature]) -> Table:
             "arm",
             "engine",
             "run",
-            "cells",
             *(f"{h.replace('_', ' ')} pass %" for h in hazards),
             *(header for header, _ in SIGNATURE_COLUMNS),
         ),

@@ -512,13 +512,19 @@ class _CellIds:
 
 
 def _wrapped(text: str) -> str:
-    """A number and its interval or bound as two unbreakable pieces that may wrap between them."""
+    """A number and its interval or bound as two unbreakable pieces that may wrap between them
+    (and a trailing ` n=<tasks>` as a third)."""
     e = html.escape
+    text, count, n = text.rpartition(" n=") if " n=" in text else (text, "", "")
+    last = f' <span class="nw">{e(count[1:] + n)}</span>' if count else ""
     for mark in (" [", " ("):
         head, sep, tail = text.partition(mark)
         if sep:
-            return f'<span class="nw">{e(head)}</span> <span class="nw">{e(sep[1:] + tail)}</span>'
-    return e(text)
+            return (
+                f'<span class="nw">{e(head)}</span> <span class="nw">{e(sep[1:] + tail)}</span>'
+                + last
+            )
+    return e(text) + last
 
 
 def _cell_html(cell: str, ids: _CellIds | None) -> str:
