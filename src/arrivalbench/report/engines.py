@@ -32,17 +32,12 @@ ENGINE_COLOURS = ("#2b6cb0", "#f0a35e", "#6a9f58", "#9a9a9a", "#b05fa8")
 def engine_rows(a: Analysis) -> list[tuple[str, str, str, str]]:
     """(arm as stored, engine, run name, label) of every labelled arm: arms in the report's order
     (by the first label of each), then engines in the order given, then runs."""
-    order = {label: i for i, label in enumerate(a.arms)}
-    rows = [
-        (arm, s.engine, s.name, label, order[label], a.engines.index(s.engine), i)
-        for i, s in enumerate(a.sources)
-        for arm, label in s.labels.items()
-    ]
-    first: dict[str, int] = {}
-    for arm, *_, rank, _, _ in sorted(rows, key=lambda r: r[4]):
-        first.setdefault(arm, rank)
-    rows.sort(key=lambda r: (first[r[0]], r[0], r[5], r[6]))
-    return [(arm, engine, run, label) for arm, engine, run, label, *_ in rows]
+    rows = [(arm, s.engine, s.name, label) for s in a.sources for arm, label in s.labels.items()]
+    rank: dict[str, int] = {}
+    for arm, *_, label in rows:
+        rank[arm] = min(rank.get(arm, len(a.arms)), a.arms.index(label))
+    runs = [s.name for s in a.sources]
+    return sorted(rows, key=lambda r: (rank[r[0]], r[0], a.engines.index(r[1]), runs.index(r[2])))
 
 
 def _rate_n(est: Estimate | None, cells: tuple[tuple[str, str, int], ...]) -> str:

@@ -388,7 +388,8 @@ def intervention_table(a: Analysis) -> Table:
             continue
         candidates = baselines.get(entry.get("model", ""), [])
         same_run = [b for b in candidates if run_of[b] == run_of[label]]
-        pairs += [(b, label) for b in (same_run or candidates)]
+        same_engine = [b for b in candidates if a.engine_of[b] == a.engine_of[label]]
+        pairs += [(b, label) for b in (same_run or same_engine)]
     columns = (
         "model",
         "arm",
