@@ -713,6 +713,14 @@ def test_the_same_arm_on_another_engine_is_not_a_replicate(engine_runs):
     assert "on duckdb (the first run's engine)" in document["tables"]["arms"]["caption"]
 
 
+def test_arms_named_on_another_engine_enter_the_tests(engine_runs):
+    """Only the default (every model arm) keeps to the first run's engine: an arm named with
+    --arms counts wherever it was graded."""
+    r1, r2, _ = engine_runs
+    built = build_report([r1, r2], resamples=RESAMPLES, arms=["m-unhinted (r2)"])
+    assert built.tests[0].arms == ("m-unhinted (r2)",)
+
+
 def test_engine_table_holds_each_arms_signature_and_hazard_pass_per_engine(engine_runs):
     from arrivalbench.analysis.stats import signature
 

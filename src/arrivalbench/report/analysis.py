@@ -207,11 +207,15 @@ class Analysis:
 
         By default the model arms (unhinted) of run 1; `--arms` names arms (by label or by name
         as stored) instead of the model role, and `--runs` other run indices instead of 1. When the
-        runs span several engines, only arms on the first run's engine count: the same answers
-        graded on another engine are not further draws.
+        runs span several engines, the default counts the model arms on the first run's engine
+        only: the same answers graded on another engine are not further draws.
         """
         if self.chosen_arms is None:
-            picked = {label for label, r in self.roles.items() if r.role == "model"}
+            picked = {
+                label
+                for label, r in self.roles.items()
+                if r.role == "model" and self.engine_of[label] == self.engines[0]
+            }
         else:
             stored = {label: arm for s in self.sources for arm, label in s.labels.items()}
             unknown = [
@@ -226,13 +230,7 @@ class Analysis:
                 )
             wanted = set(self.chosen_arms)
             picked = {label for label in self.roles if label in wanted or stored[label] in wanted}
-        return [
-            arm
-            for arm in self.arms
-            if arm in picked
-            and self.roles[arm].run in self.runs
-            and self.engine_of[arm] == self.engines[0]
-        ]
+        return [arm for arm in self.arms if arm in picked and self.roles[arm].run in self.runs]
 
     @functools.cached_property
     def replicated(self) -> set[str]:

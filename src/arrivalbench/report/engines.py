@@ -4,8 +4,9 @@ the same cell (a table).
 
 An arm on two engines is two labelled arms of the report (each run is graded on one engine), never
 a replicate: run indices are counted per engine (analysis/roles.py), the replication tables pair
-runs on the same engine only, and the sign tests count the first run's engine only. render.py adds
-these blocks only when the runs span more than one engine, so a single-engine report is unchanged.
+runs on the same engine only, and by default the sign tests count the first run's engine only.
+render.py adds these blocks only when the runs span more than one engine, so a single-engine
+report is unchanged.
 """
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ def engine_table(a: Analysis, sigs: dict[str, Signature]) -> Table:
             "conservative; ordering minus idempotency, in percentage points). The oracle is the same "
             "DuckDB computation on every engine, so a difference between two rows of one arm is the "
             "engine's (and, for reference arms, the transpiled script's), not the truth's. An arm on "
-            "two engines is not a replicate: the sign tests count the first run's engine only."
+            "two engines is not a replicate: by default the sign tests count the first run's "
+            "engine only."
         ),
         columns=(
             "arm",

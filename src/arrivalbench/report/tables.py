@@ -303,7 +303,11 @@ def main_table(a: Analysis, sigs: dict[str, Signature]) -> Table:
 def _who(a: Analysis) -> str:
     arms = "the arms named by --arms" if a.chosen_arms is not None else "model arms (unhinted)"
     runs = ", ".join(str(r) for r in sorted(a.runs))
-    engine = f", on {a.engines[0]} (the first run's engine)" if a.several_engines else ""
+    engine = (
+        f", on {a.engines[0]} (the first run's engine)"
+        if a.several_engines and a.chosen_arms is None
+        else ""
+    )
     return f"{arms}, run{'s' * (len(a.runs) > 1)} {runs}{engine}"
 
 
