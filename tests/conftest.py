@@ -83,3 +83,21 @@ def evolving_task(tmp_path_factory: pytest.TempPathFactory) -> Task:
     )
     edit_task_yaml(folder, add_evolving_quantity)
     return load_task(folder)
+
+
+@pytest.fixture(scope="session")
+def postgres_engine():
+    """The PostgreSQL engine, its private server started for this test process and its workers;
+    the test is skipped where psycopg or the server binaries are absent (make test installs both)."""
+    pytest.importorskip(
+        "psycopg", reason="psycopg is not installed: pip install -e '.[dev]' (make test does)"
+    )
+    from arrivalbench.engines import get_engine
+    from arrivalbench.engines.postgres import PostgresUnavailable, _binary
+
+    try:
+        _binary("initdb")
+        _binary("pg_ctl")
+    except PostgresUnavailable as exc:  # pragma: no cover - make test installs the package
+        pytest.skip(f"PostgreSQL server binaries are absent ({exc})")
+    return get_engine("postgres")

@@ -12,24 +12,17 @@ psycopg = pytest.importorskip(
 )
 
 from arrivalbench.dialects import script_for  # noqa: E402
-from arrivalbench.engines import Limits, get_engine  # noqa: E402
-from arrivalbench.engines.postgres import PostgresUnavailable, _binary  # noqa: E402
+from arrivalbench.engines import Limits  # noqa: E402
 from arrivalbench.grade import Grader  # noqa: E402
 from arrivalbench.sandbox import prepare  # noqa: E402
 from arrivalbench.spec import Task, get_task  # noqa: E402
-
-try:
-    _binary("initdb")
-    _binary("pg_ctl")
-except PostgresUnavailable as exc:  # pragma: no cover - make test installs the package
-    pytest.skip(f"PostgreSQL server binaries are absent ({exc})", allow_module_level=True)
 
 LIMITS = Limits(statement_timeout=3.0, memory_limit="512MB", replay_timeout=60.0)
 
 
 @pytest.fixture(scope="module")
-def engine():
-    return get_engine("postgres")  # starts the server for this test process and its workers
+def engine(postgres_engine):
+    return postgres_engine  # conftest.py: skipped without the server binaries
 
 
 @pytest.fixture(scope="module")

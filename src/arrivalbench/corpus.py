@@ -48,7 +48,7 @@ def corpus_cells(
             text = task.controls[control.file]
             add("controls", task.id, i, script_for(task, control.file, text, engine))
         for name in BASELINES:
-            script = baseline_script(task, name)
+            script = baseline_script(task, name, engine)
             if script is None:
                 continue
             try:
