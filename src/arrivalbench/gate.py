@@ -254,7 +254,7 @@ def gate_task(task: Task, grader: Grader, seed_independent: bool = True) -> Task
             violate(str(exc), artifact="existing.sql")
 
     for baseline in NAIVE:
-        script = baseline_script(task, baseline)
+        script = baseline_script(task, baseline, engine)
         if script is None:
             continue
         try:
