@@ -174,6 +174,33 @@ EngineOpt = Annotated[
         callback=_engine,
     ),
 ]
+
+
+def _optional_engine(value: str | None) -> str | None:
+    return None if value is None else _engine(value)
+
+
+RunEngineOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--engine",
+        help="duckdb, sqlite or postgres. A run is graded on the engine its manifest records; "
+        "an --engine that differs is refused.",
+        callback=_optional_engine,
+    ),
+]
+
+
+def _check_run_engine(run: Any, engine: str | None) -> None:
+    """Refuse an --engine that contradicts the run's manifest: a run's engine is its own."""
+    recorded = str(run.manifest.get("engine", "duckdb"))
+    if engine is not None and engine != recorded:
+        raise UsageError(
+            f"--engine {engine}: {run.path} was made for {recorded} (its manifest says so) and "
+            f"is graded on {recorded}; drop --engine, or make a new run with --engine {engine}."
+        )
+
+
 SuiteDirOpt = Annotated[
     list[Path] | None,
     typer.Option(
@@ -1169,6 +1196,16 @@ def generate(
     seed: SeedOpt = DEFAULT_SEED,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
+    engine: Annotated[
+        str | None,
+        typer.Option(
+            "--engine",
+            help="SQL dialect the prompts name and engine the scripts run on: duckdb (default), "
+            "sqlite or postgres; recorded in the run, which grade-run grades on it. With "
+            "--rerun-no-artifact: the run's own.",
+            callback=_optional_engine,
+        ),
+    ] = None,
 ) -> None:
     """Let a model write each task's pipeline (snapshot repair loop) and store the scripts as a run."""
     from arrivalbench.agent.generate import generate as run_generate
@@ -1186,6 +1223,7 @@ def generate(
             concurrency=concurrency,
             task_ids=ids,
             log=lambda line: err.print(line, highlight=False),
+            engine=engine,
         )
         missing = sum(c.artifact_sha256 is None for c in again.cells())
         out.print(
@@ -1209,6 +1247,7 @@ def generate(
         log=lambda line: err.print(line, highlight=False),
         seed_commitment=private and private.commitment,
         run=run_index,
+        engine=engine or "duckdb",
     )
     cells = run.cells()
     missing = sum(c.artifact_sha256 is None for c in cells)
@@ -1359,8 +1398,10 @@ def grade_run(
         ),
     ] = False,
     no_cache: NoCacheOpt = False,
+    engine: RunEngineOpt = None,
 ) -> None:
-    """Grade every ungraded (cell, schedule) of a run directory, resuming where a sweep stopped."""
+    """Grade every ungraded (cell, schedule) of a run directory, resuming where a sweep stopped,
+    on the engine its manifest records."""
     from collections import Counter
 
     from rich.progress import (
@@ -1382,6 +1423,7 @@ def grade_run(
         )
     use_suite(suite_dir)
     run = RunDir.open(run_dir)
+    _check_run_engine(run, engine)
     private = _run_secret(run, seed_file)
     run.tasks()  # a task missing from the suite path is one line, before the progress bar
     counts: Counter[str] = Counter()
@@ -1460,6 +1502,7 @@ def regrade(
     workers: WorkersOpt = None,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
+    engine: RunEngineOpt = None,
 ) -> None:
     """Grade every stored artifact again: --verify compares with the stored verdicts, --out keeps a copy.
 
@@ -1476,6 +1519,7 @@ def regrade(
             "or --out NEW_RUN to write a re-graded copy; the stored verdicts are never changed."
         )
     run = RunDir.open(run_dir)
+    _check_run_engine(run, engine)
     private = _run_secret(run, seed_file)
     if not verify_rows:
         assert out_dir is not None
