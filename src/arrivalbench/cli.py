@@ -701,6 +701,15 @@ def check(
     replay_timeout: Annotated[
         float, typer.Option(help="Seconds of wall time per replay of a whole schedule.")
     ] = 600.0,
+    engine: Annotated[
+        str,
+        typer.Option(
+            "--engine",
+            help="Engine the pipeline runs on: duckdb, sqlite or postgres; its full refresh and "
+            "an --oracle query run there too (dbt projects: duckdb only).",
+            callback=_engine,
+        ),
+    ] = "duckdb",
 ) -> None:
     """Check your own pipeline or dbt model on your own log: exit 0 all PASS, 1 a FAIL or ERROR."""
     from arrivalbench.check import Check, CheckConfig, LogColumns, exit_code
@@ -727,6 +736,7 @@ def check(
         schedules=schedules,
         oracle=oracle,
         ignore_columns=tuple(ignore_column or ()),
+        engine=engine,
     )
     script = read_pipeline(pipeline, limits.max_script_bytes) if pipeline is not None else None
     started = time.monotonic()
