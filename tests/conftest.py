@@ -83,3 +83,23 @@ def evolving_task(tmp_path_factory: pytest.TempPathFactory) -> Task:
     )
     edit_task_yaml(folder, add_evolving_quantity)
     return load_task(folder)
+
+
+@pytest.fixture(scope="session")
+def postgres_engine():
+    """The PostgreSQL engine, its server started once for the session as test_engine_postgres.py
+    starts it (engines.postgres: a temporary folder, the postgres user when run as root); the CLI
+    subprocesses of a test inherit its socket (ARRIVALBENCH_POSTGRES). Skipped, like that module,
+    without psycopg or the server binaries."""
+    pytest.importorskip(
+        "psycopg", reason="psycopg is not installed: pip install -e '.[dev]' (make test does)"
+    )
+    from arrivalbench.engines import get_engine
+    from arrivalbench.engines.postgres import PostgresUnavailable, _binary
+
+    try:
+        _binary("initdb")
+        _binary("pg_ctl")
+    except PostgresUnavailable as exc:  # pragma: no cover - make test installs the package
+        pytest.skip(f"PostgreSQL server binaries are absent ({exc})")
+    return get_engine("postgres")

@@ -243,9 +243,13 @@ def generate(
     plan_path = out / PLAN
     if plan_path.exists():
         previous = json.loads(plan_path.read_text(encoding="utf-8"))
+        if previous.get("engine", "duckdb") != engine:  # a DuckDB plan has no engine key
+            raise UsageError(
+                f"{out}: an interrupted generation on {previous.get('engine', 'duckdb')} is "
+                f"here; resume it with --engine {previous.get('engine', 'duckdb')} or choose a "
+                "new --out."
+            )
         changed = sorted(key for key in plan if previous.get(key) != plan[key])
-        if previous.get("engine", "duckdb") != engine and "engine" not in changed:
-            changed.append("engine")  # a DuckDB plan has no engine key
         if changed:
             raise UsageError(
                 f"{out}: an interrupted generation with other {', '.join(changed)} is here; "
