@@ -917,11 +917,18 @@ def test_cli_generate_on_sqlite_checks_there_records_the_engine_and_grades_on_it
     assert run.manifest["config"]["generation"]["engine"] == "sqlite"
     assert run.manifest["arm_info"]["unhinted"]["prompt_sha256"] == arm_sha256("unhinted", "sqlite")
 
-    refused = cli("grade-run", out, "--engine", "duckdb")
-    assert refused.returncode == 2 and "Traceback" not in refused.stderr
-    [line] = refused.stderr.strip().splitlines()
-    assert "was made for sqlite (its manifest says so)" in line and "drop --engine" in line
+    for command in (["grade-run"], ["regrade", "--verify"]):
+        refused = cli(*command, out, "--engine", "duckdb")
+        assert refused.returncode == 2 and "Traceback" not in refused.stderr
+        [line] = refused.stderr.strip().splitlines()
+        assert "was made for sqlite (its manifest says so)" in line and "drop --engine" in line
     assert not (out / "verdicts.parquet").exists()  # refused before anything was graded
+    rerun = cli(
+        "generate", "--model", f"replay:{tmp_path / 'replies.json'}", "--out", out,
+        "--rerun-no-artifact", "truncated", "--engine", "postgres",
+    )  # fmt: skip
+    assert rerun.returncode == 2
+    assert "was generated for sqlite (its manifest says so)" in rerun.stderr
 
     graded = cli("grade-run", out, "--engine", "sqlite")
     assert graded.returncode == 0, graded.stderr

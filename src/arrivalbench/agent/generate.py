@@ -440,6 +440,13 @@ def rerun_no_artifact(
             f"{out}: not a run written by 'arrivalbench generate'; --rerun-no-artifact asks the "
             "model of a generated run again."
         )
+    recorded = str(manifest.get("engine", "duckdb"))
+    if engine is not None and engine != recorded:
+        raise UsageError(
+            f"--engine {engine}: {out} was generated for {recorded} (its manifest says so); its "
+            f"cells are asked again on {recorded}: drop --engine."
+        )
+    engine = recorded
     if model.name != plan["model"]:
         raise UsageError(
             f"--model {model.name!r}: {out} was generated with {plan['model']!r}; re-run its cells "
@@ -464,13 +471,6 @@ def rerun_no_artifact(
             f"--rerun-no-artifact {reason}: no cell of {out} lacks a script for that reason; "
             f"reasons present: {shown}."
         )
-    recorded = str(manifest.get("engine", "duckdb"))
-    if engine is not None and engine != recorded:
-        raise UsageError(
-            f"--engine {engine}: {out} was generated for {recorded} (its manifest says so); its "
-            f"cells are asked again on {recorded}: drop --engine."
-        )
-    engine = recorded
     for arm in sorted({c.arm for c in chosen}):
         if arm not in ARMS or plan.get("prompt_sha256", {}).get(arm) != arm_sha256(arm, engine):
             raise UsageError(
