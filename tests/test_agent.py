@@ -977,3 +977,23 @@ def test_generate_on_postgres_checks_on_the_server_and_records_it(
     assert cell.snapshot_by_turn == ("PASS",)
     assert run.manifest["engine"] == "postgres"
     assert run.manifest["engine_version"] == postgres_engine.version
+
+
+def test_cli_import_scripts_on_sqlite_records_the_engine_and_grades_on_it(tmp_path: Path) -> None:
+    from arrivalbench.dialects import script_for
+    from test_cli import cli
+
+    task = get_task("daily_revenue")
+    folder = tmp_path / "human"
+    folder.mkdir()
+    (folder / "daily_revenue.sql").write_text(
+        script_for(task, "gold.sql", task.gold_sql, "sqlite"), encoding="utf-8"
+    )
+    out = tmp_path / "run"
+    done = cli("import-scripts", folder, "--arm", "human", "--engine", "sqlite", "--out", out)
+    assert done.returncode == 0, done.stderr
+    assert RunDir.open(out).manifest["engine"] == "sqlite"
+    graded = cli("grade-run", out)
+    assert graded.returncode == 0, graded.stderr
+    # SQLite's gold does not parse on DuckDB: PASS everywhere means it ran on SQLite.
+    assert {r["verdict"] for r in RunDir.open(out).verdicts().to_pylist()} == {"PASS"}

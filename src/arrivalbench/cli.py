@@ -1288,8 +1288,10 @@ def import_scripts_command(
     seed: SeedOpt = DEFAULT_SEED,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
+    engine: EngineOpt = "duckdb",
 ) -> None:
-    """Store a folder of hand-written scripts as one arm of a new run, ready for grade-run."""
+    """Store a folder of hand-written scripts as one arm of a new run, ready for grade-run (on
+    --engine: the scripts are that engine's SQL, and grade-run grades them on it)."""
     from arrivalbench.agent.generate import import_scripts
 
     use_suite(suite_dir)
@@ -1301,6 +1303,7 @@ def import_scripts_command(
         seed=seed,
         seed_commitment=private and private.commitment,
         role=role,
+        engine=engine,
     )
     out.print(
         f"wrote {out_dir}: {len(run.cells())} cells in arm {arm}; "

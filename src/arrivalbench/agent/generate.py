@@ -328,11 +328,13 @@ def import_scripts(
     seed_commitment: str | None = None,
     role: str = "human",
     run: int = 1,
+    engine: str = "duckdb",
 ) -> RunDir:
     """A folder of scripts as an arm: `<task>.sql` is sample 0, `<task>.<n>.sql` (or `<task>/<n>.sql`) sample n.
 
     The arm's role is `human` unless `role` says otherwise (e.g. `reference` for hand-written
-    baselines, `model` for scripts a model wrote elsewhere).
+    baselines, `model` for scripts a model wrote elsewhere). `engine` is the engine the scripts
+    are written for, recorded as the run's.
     """
     if role not in ROLES:
         raise UnknownNameError("role", role, ROLES)
@@ -400,6 +402,7 @@ def import_scripts(
         seed_commitment=seed_commitment,
         role=role,
         run=run,
+        engine=engine,
     )
     for r in results:
         save_transcript(out, r)
