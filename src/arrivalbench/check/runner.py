@@ -359,7 +359,14 @@ class Check:
         sandbox (the source table delivered once, as a batch)."""
         config = self.config
         assert config.source_table is not None
-        statements = get_engine(config.engine).split(sql) if sql.strip() else []
+        engine = get_engine(config.engine)
+        try:
+            statements = engine.split(sql)
+        except engine.errors as exc:  # PostgreSQL's parser (sqlglot) rejects the text
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise CheckInputError(
+                f"--oracle {config.oracle}: does not parse as {config.engine} SQL ({first})."
+            ) from None
         if len(statements) != 1:
             raise CheckInputError(
                 f"--oracle {config.oracle}: holds {len(statements)} statements; give one query "
