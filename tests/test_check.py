@@ -523,6 +523,11 @@ def test_sql_pipeline_on_sqlite_against_its_own_full_refresh(orders: Path, tmp_p
     assert code == 0, record
     assert (record["engine"], record["engine_version"]) == ("sqlite", sqlite3.sqlite_version)
     assert record["oracle"] == "full_refresh" and set(verdicts(record).values()) == {"PASS"}
+    shown = cli(
+        "check", "--pipeline", good, "--log", orders, *SQL_ARGS, *LOG_ARGS, "--engine", "sqlite",
+        "--schedules", "single_batch",
+    )  # fmt: skip
+    assert shown.returncode == 0 and f"sqlite {sqlite3.sqlite_version}" in shown.stdout
     bad = write(tmp_path, "bad.sql", REPLACE_DAYS_SQLITE)
     code, record, _ = check_json("--pipeline", bad, *args)
     assert code == 1

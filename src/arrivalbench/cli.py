@@ -764,6 +764,8 @@ def _check_table(record: dict[str, Any]) -> None:
     from arrivalbench.check.junit import summary
 
     title = f"{record['task']} · mode {record['mode']} · oracle {record['oracle']}"
+    if record["engine"] != "duckdb":
+        title += f" · {record['engine']} {record['engine_version']}"
     table = Table(title=title)
     table.add_column("schedule")
     table.add_column("verdict")
