@@ -87,8 +87,10 @@ def evolving_task(tmp_path_factory: pytest.TempPathFactory) -> Task:
 
 @pytest.fixture(scope="session")
 def postgres_engine():
-    """The PostgreSQL engine, its private server started for this test process and its workers;
-    the test is skipped where psycopg or the server binaries are absent (make test installs both)."""
+    """The PostgreSQL engine, its server started once for the session as test_engine_postgres.py
+    starts it (engines.postgres: a temporary folder, the postgres user when run as root); the CLI
+    subprocesses of a test inherit its socket (ARRIVALBENCH_POSTGRES). Skipped, like that module,
+    without psycopg or the server binaries."""
     pytest.importorskip(
         "psycopg", reason="psycopg is not installed: pip install -e '.[dev]' (make test does)"
     )

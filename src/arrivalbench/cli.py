@@ -174,6 +174,33 @@ EngineOpt = Annotated[
         callback=_engine,
     ),
 ]
+
+
+def _optional_engine(value: str | None) -> str | None:
+    return None if value is None else _engine(value)
+
+
+RunEngineOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--engine",
+        help="duckdb, sqlite or postgres. A run is graded on the engine its manifest records; "
+        "an --engine that differs is refused.",
+        callback=_optional_engine,
+    ),
+]
+
+
+def _check_run_engine(run: Any, engine: str | None) -> None:
+    """Refuse an --engine that contradicts the run's manifest: a run's engine is its own."""
+    recorded = str(run.manifest.get("engine", "duckdb"))
+    if engine is not None and engine != recorded:
+        raise UsageError(
+            f"--engine {engine}: {run.path} was made for {recorded} (its manifest says so) and "
+            f"is graded on {recorded}; drop --engine, or make a new run with --engine {engine}."
+        )
+
+
 SuiteDirOpt = Annotated[
     list[Path] | None,
     typer.Option(
@@ -674,6 +701,15 @@ def check(
     replay_timeout: Annotated[
         float, typer.Option(help="Seconds of wall time per replay of a whole schedule.")
     ] = 600.0,
+    engine: Annotated[
+        str,
+        typer.Option(
+            "--engine",
+            help="Engine the pipeline runs on: duckdb, sqlite or postgres; its full refresh and "
+            "an --oracle query run there too (dbt projects: duckdb only).",
+            callback=_engine,
+        ),
+    ] = "duckdb",
 ) -> None:
     """Check your own pipeline or dbt model on your own log: exit 0 all PASS, 1 a FAIL or ERROR."""
     from arrivalbench.check import Check, CheckConfig, LogColumns, exit_code
@@ -700,6 +736,7 @@ def check(
         schedules=schedules,
         oracle=oracle,
         ignore_columns=tuple(ignore_column or ()),
+        engine=engine,
     )
     script = read_pipeline(pipeline, limits.max_script_bytes) if pipeline is not None else None
     started = time.monotonic()
@@ -727,6 +764,8 @@ def _check_table(record: dict[str, Any]) -> None:
     from arrivalbench.check.junit import summary
 
     title = f"{record['task']} · mode {record['mode']} · oracle {record['oracle']}"
+    if record["engine"] != "duckdb":
+        title += f" · {record['engine']} {record['engine_version']}"
     table = Table(title=title)
     table.add_column("schedule")
     table.add_column("verdict")
@@ -1170,6 +1209,16 @@ def generate(
     seed: SeedOpt = DEFAULT_SEED,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
+    engine: Annotated[
+        str | None,
+        typer.Option(
+            "--engine",
+            help="SQL dialect the prompts name and engine the scripts run on: duckdb (default), "
+            "sqlite or postgres; recorded in the run, which grade-run grades on it. With "
+            "--rerun-no-artifact: the run's own.",
+            callback=_optional_engine,
+        ),
+    ] = None,
 ) -> None:
     """Let a model write each task's pipeline (snapshot repair loop) and store the scripts as a run."""
     from arrivalbench.agent.generate import generate as run_generate
@@ -1187,6 +1236,7 @@ def generate(
             concurrency=concurrency,
             task_ids=ids,
             log=lambda line: err.print(line, highlight=False),
+            engine=engine,
         )
         missing = sum(c.artifact_sha256 is None for c in again.cells())
         out.print(
@@ -1210,6 +1260,7 @@ def generate(
         log=lambda line: err.print(line, highlight=False),
         seed_commitment=private and private.commitment,
         run=run_index,
+        engine=engine or "duckdb",
     )
     cells = run.cells()
     missing = sum(c.artifact_sha256 is None for c in cells)
@@ -1240,8 +1291,10 @@ def import_scripts_command(
     seed: SeedOpt = DEFAULT_SEED,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
+    engine: EngineOpt = "duckdb",
 ) -> None:
-    """Store a folder of hand-written scripts as one arm of a new run, ready for grade-run."""
+    """Store a folder of hand-written scripts as one arm of a new run, ready for grade-run (on
+    --engine: the scripts are that engine's SQL, and grade-run grades them on it)."""
     from arrivalbench.agent.generate import import_scripts
 
     use_suite(suite_dir)
@@ -1253,6 +1306,7 @@ def import_scripts_command(
         seed=seed,
         seed_commitment=private and private.commitment,
         role=role,
+        engine=engine,
     )
     out.print(
         f"wrote {out_dir}: {len(run.cells())} cells in arm {arm}; "
@@ -1360,8 +1414,10 @@ def grade_run(
         ),
     ] = False,
     no_cache: NoCacheOpt = False,
+    engine: RunEngineOpt = None,
 ) -> None:
-    """Grade every ungraded (cell, schedule) of a run directory, resuming where a sweep stopped."""
+    """Grade every ungraded (cell, schedule) of a run directory, resuming where a sweep stopped,
+    on the engine its manifest records."""
     from collections import Counter
 
     from rich.progress import (
@@ -1383,6 +1439,7 @@ def grade_run(
         )
     use_suite(suite_dir)
     run = RunDir.open(run_dir)
+    _check_run_engine(run, engine)
     private = _run_secret(run, seed_file)
     run.tasks()  # a task missing from the suite path is one line, before the progress bar
     counts: Counter[str] = Counter()
@@ -1461,6 +1518,7 @@ def regrade(
     workers: WorkersOpt = None,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
+    engine: RunEngineOpt = None,
 ) -> None:
     """Grade every stored artifact again: --verify compares with the stored verdicts, --out keeps a copy.
 
@@ -1477,6 +1535,7 @@ def regrade(
             "or --out NEW_RUN to write a re-graded copy; the stored verdicts are never changed."
         )
     run = RunDir.open(run_dir)
+    _check_run_engine(run, engine)
     private = _run_secret(run, seed_file)
     if not verify_rows:
         assert out_dir is not None
