@@ -471,6 +471,7 @@ def grade(
             schedule_file=None if schedule_file is None else str(schedule_file),
             seed_file=private.path if secret else None,
             suite_dir=None if home == SUITE_DIR.resolve() else str(home),
+            engine=engine,
         )
         out.print("  " + command, highlight=False, soft_wrap=True)
     _print_diagnoses(the_task, script, record, prebuilt, grader, pipeline, seed, schedule_file)
@@ -501,9 +502,9 @@ def _print_diagnoses(
     with Sandbox() as sandbox:
         for name in failed:
             built, log = (prebuilt or {}).get(name) or grader.schedule(the_task, name)
-            labels = diagnose_schedule(the_task, script, built, log, grader.limits, sandbox) or [
-                "unclassified"
-            ]
+            labels = diagnose_schedule(
+                the_task, script, built, log, grader.limits, sandbox, grader.engine_name
+            ) or ["unclassified"]
             sentence = SENTENCES[labels[0]].split(":")[0].rstrip(".")
             out.print(
                 f"  {name}: {', '.join(labels)}: {sentence}.", highlight=False, soft_wrap=True
@@ -517,6 +518,7 @@ def _print_diagnoses(
         str(pipeline),
         seed_file=private.path if private is not None else None,
         suite_dir=None if home == SUITE_DIR.resolve() else str(home),
+        engine=grader.engine_name,
     )
     out.print("Explain one with:", style="dim")
     out.print("  " + command, highlight=False, soft_wrap=True)
@@ -563,6 +565,7 @@ def explain(
     ] = 5000,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
+    engine: EngineOpt = "duckdb",
 ) -> None:
     """Explain a FAIL: the smallest failing delivery, the first batch that diverged, the mistake."""
     from arrivalbench.explain import explain as explain_schedule
@@ -590,6 +593,7 @@ def explain(
         budget_seconds=budget_seconds,
         max_replays=max_replays,
         seed=seed,
+        engine=engine,
     )
     if out_path is not None and explanation.minimal is not None:
         text = json.dumps(schedule_to_json(explanation.minimal, log), indent=1) + "\n"
@@ -615,6 +619,7 @@ def explain(
             schedule_file=str(out_path),
             seed_file=private.path if built.seed_commitment is not None and private else None,
             suite_dir=None if home == SUITE_DIR.resolve() else str(home),
+            engine=engine,
         )
     render(explanation, out, hint)
 
