@@ -48,13 +48,16 @@ postgresql:
 	command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update && apt-get install -y --no-install-recommends postgresql)
 
 ## test: lint, the whole test suite (pytest's "no tests collected", exit 5, is a failure here),
-## then the suite itself: the gate at its three seeds, executing everything (--no-cache), and the
-## audit of every task's second oracle
+## then the suite itself: the gate at its three seeds on each engine (DuckDB, SQLite, and
+## PostgreSQL on a private server the harness starts), executing everything (--no-cache), and
+## the audit of every task's second oracle
 test: lint chromium postgresql $(DBT_STAMP)
 	@ARRIVALBENCH_REQUIRE_CHROMIUM=1 $(PY) -m pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing on purpose"; exit 1; fi; \
 	exit $$rc
 	$(VENV)/bin/arrivalbench gate --no-cache
+	$(VENV)/bin/arrivalbench gate --no-cache --engine sqlite
+	$(VENV)/bin/arrivalbench gate --no-cache --engine postgres
 	$(VENV)/bin/arrivalbench audit
 
 ## lint: exactly the checks `make test` runs first

@@ -112,3 +112,17 @@ def engine_params() -> list:
         )
         for name in ("duckdb", "sqlite", "postgres")
     ]
+
+
+@pytest.fixture(scope="session")
+def postgres_engine():
+    """The PostgreSQL engine, its server started once for the session as test_engine_postgres.py
+    starts it (engines.postgres: a temporary folder, the postgres user when run as root); the CLI
+    subprocesses of a test inherit its socket (ARRIVALBENCH_POSTGRES). Skipped, like that module,
+    without psycopg or the server binaries."""
+    missing = postgres_missing()
+    if missing:  # pragma: no cover - make test installs the package
+        pytest.skip(missing)
+    from arrivalbench.engines import get_engine
+
+    return get_engine("postgres")

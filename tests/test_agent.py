@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from arrivalbench.agent.generate import (
     import_scripts,
     load_transcripts,
     rerun_no_artifact,
+    transcript_path,
 )
 from arrivalbench.agent.loop import repair_loop
 from arrivalbench.agent.models import Model, ReplayModel, Reply, Request
@@ -803,3 +805,195 @@ def test_import_scripts_records_the_role(tmp_path: Path) -> None:
     ) == ("reference", 1)
     with pytest.raises(UnknownNameError, match=r"Unknown role 'people'"):
         import_scripts(folder, arm="x", out=tmp_path / "run3", role="people")
+
+
+# -- engines: the prompts name the dialect, the snapshot check and the run use the engine ---------
+
+DUCKDB_ARM_SHA256 = {
+    "unhinted": "2d6f3d4ca8ebd0f538115abd1091f4284da96cb5c847757ce1a3860561d597a4",
+    "hint": "68b3a24456c137d0d09c6b45441ff5bd3d5577eeaa289174c96b9e0b7dc7f594",
+    "arch": "74ec957347a38595e57f694cf82f1546669bce20913f41b54c636d5c3dcbbae3",
+    "hint_strong": "1e9c190bae45d581445134be9e59ef78e65c9e8d0d501b88bdd2397085b0b008",
+    "arch_guarded": "967d53868381ca196f9b0946692234087b11c83aba158c159945233b838a5796",
+}
+"""Every arm's template hash before engines were named (ca050ad): stored runs and their
+generation plans hold these, so DuckDB's texts must stay byte for byte what they were."""
+
+
+def test_duckdb_prompt_texts_are_byte_identical_to_the_runs_before_engines() -> None:
+    assert {arm: arm_sha256(arm) for arm in ARMS} == DUCKDB_ARM_SHA256
+    assert {arm: arm_sha256(arm, "duckdb") for arm in ARMS} == DUCKDB_ARM_SHA256
+    task = get_task("balance_repair")
+    assert build_prompt(task, "unhinted", "duckdb") == build_prompt(task, "unhinted")
+    assert build_prompt(task, "unhinted").system == text("system.md")
+    for engine in ("sqlite", "postgres"):  # another engine is another version of every arm
+        assert not {arm_sha256(arm, engine) for arm in ARMS} & set(DUCKDB_ARM_SHA256.values())
+
+
+@pytest.mark.parametrize(
+    ("engine", "facts"),
+    [
+        ("duckdb", ["one DuckDB SQL script", "CREATE OR REPLACE"]),
+        (
+            "sqlite",
+            [
+                "one SQLite SQL script",
+                "SQLite has no CREATE OR REPLACE",
+                "SQLite has no exact DECIMAL",
+                "'2024-03-01 14:05:09'",
+                "ON CONFLICT",
+                "ATTACH, DETACH",
+            ],
+        ),
+        (
+            "postgres",
+            [
+                "one PostgreSQL SQL script",
+                "no CREATE OR REPLACE TABLE",
+                "NUMERIC(p,s)",
+                "ON CONFLICT",
+                "There is no INSERT OR REPLACE",
+                "COPY, SET and RESET",
+            ],
+        ),
+    ],
+)
+def test_system_text_names_the_engines_dialect_and_its_facts(engine: str, facts: list[str]) -> None:
+    system = build_prompt(get_task("daily_revenue"), "unhinted", engine).system
+    for fact in facts:
+        assert fact in system, (engine, fact)
+    others = {"duckdb": "DuckDB", "sqlite": "SQLite", "postgres": "PostgreSQL"}
+    for other, word in others.items():
+        assert (word in system) == (other == engine), (engine, word)
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "postgres"])
+def test_existing_pipeline_is_shown_in_the_engines_sql(engine: str) -> None:
+    from arrivalbench.dialects import script_for
+
+    task = get_task("balance_repair")
+    assert task.existing_sql
+    shown = script_for(task, "existing.sql", task.existing_sql, engine).strip()
+    assert shown != task.existing_sql.strip()
+    user = build_prompt(task, "unhinted", engine).user
+    assert shown in user and task.existing_sql.strip() not in user
+
+
+def _sqlite_replies(tmp_path: Path) -> Path:
+    """daily_revenue: DuckDB's gold first (SQLite cannot run it), then the gold in SQLite's SQL."""
+    from arrivalbench.dialects import script_for
+
+    task = get_task("daily_revenue")
+    sqlite_gold = script_for(task, "gold.sql", task.gold_sql, "sqlite")
+    replay = tmp_path / "replies.json"
+    replay.write_text(
+        json.dumps({"daily_revenue": [fenced(task.gold_sql), fenced(sqlite_gold)]}),
+        encoding="utf-8",
+    )
+    return replay
+
+
+def test_cli_generate_on_sqlite_checks_there_records_the_engine_and_grades_on_it(
+    tmp_path: Path,
+) -> None:
+    from test_cli import cli
+
+    out = tmp_path / "run"
+    done = cli(
+        "generate", "--model", f"replay:{_sqlite_replies(tmp_path)}", "--engine", "sqlite",
+        "-k", "1", "--out", out,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [cell] = load_transcripts(out)
+    assert "one SQLite SQL script" in cell.system
+    # The in-loop test ran on SQLite: DuckDB's gold does not run there, SQLite's does.
+    assert cell.snapshot_by_turn == ("ERROR", "PASS")
+    assert "syntax error" in (cell.turns[0].feedback or "")
+    run = RunDir.open(out)
+    assert (run.manifest["engine"], run.manifest["engine_version"]) == (
+        "sqlite",
+        sqlite3.sqlite_version,
+    )
+    assert run.manifest["config"]["generation"]["engine"] == "sqlite"
+    assert run.manifest["arm_info"]["unhinted"]["prompt_sha256"] == arm_sha256("unhinted", "sqlite")
+
+    for command in (["grade-run"], ["regrade", "--verify"]):
+        refused = cli(*command, out, "--engine", "duckdb")
+        assert refused.returncode == 2 and "Traceback" not in refused.stderr
+        [line] = refused.stderr.strip().splitlines()
+        assert "was made for sqlite (its manifest says so)" in line and "drop --engine" in line
+    assert not (out / "verdicts.parquet").exists()  # refused before anything was graded
+    rerun = cli(
+        "generate", "--model", f"replay:{tmp_path / 'replies.json'}", "--out", out,
+        "--rerun-no-artifact", "truncated", "--engine", "postgres",
+    )  # fmt: skip
+    assert rerun.returncode == 2
+    assert "was generated for sqlite (its manifest says so)" in rerun.stderr
+
+    graded = cli("grade-run", out, "--engine", "sqlite")
+    assert graded.returncode == 0, graded.stderr
+    # SQLite's gold does not even parse on DuckDB: PASS everywhere means it ran on SQLite.
+    verdicts = RunDir.open(out).verdicts().to_pylist()
+    assert len(verdicts) > 1 and {r["verdict"] for r in verdicts} == {"PASS"}
+
+
+def test_resuming_a_generation_on_another_engine_is_refused(tmp_path: Path) -> None:
+    model = ReplayModel(_sqlite_replies(tmp_path))
+    out = tmp_path / "run"
+    generate(model, arms=["unhinted"], k=1, out=out, task_ids=["daily_revenue"], engine="sqlite")
+    for name in ("manifest.json", "cells.parquet"):  # as if stopped before the run was written
+        (out / name).unlink()
+    transcript = transcript_path(out, "unhinted", "daily_revenue", 0)
+    before = transcript.read_bytes()
+    with pytest.raises(UsageError, match="interrupted generation on sqlite is here; resume it "):
+        generate(model, arms=["unhinted"], k=1, out=out, task_ids=["daily_revenue"])
+    assert transcript.read_bytes() == before  # nothing asked again, nothing rewritten
+    again = generate(
+        model, arms=["unhinted"], k=1, out=out, task_ids=["daily_revenue"], engine="sqlite"
+    )
+    assert again.manifest["engine"] == "sqlite"
+
+
+def test_generate_on_postgres_checks_on_the_server_and_records_it(
+    tmp_path: Path, postgres_engine: Any
+) -> None:
+    from arrivalbench.dialects import script_for
+
+    task = get_task("customer_state")
+    gold = script_for(task, "gold.sql", task.gold_sql, "postgres")
+    replay = tmp_path / "replies.json"
+    replay.write_text(json.dumps({"customer_state": [fenced(gold)]}), encoding="utf-8")
+    run = generate(
+        ReplayModel(replay),
+        arms=["unhinted"],
+        k=1,
+        out=tmp_path / "run",
+        task_ids=["customer_state"],
+        log=lambda line: None,
+        engine="postgres",
+    )
+    [cell] = load_transcripts(run.path)
+    assert "one PostgreSQL SQL script" in cell.system
+    assert cell.snapshot_by_turn == ("PASS",)
+    assert run.manifest["engine"] == "postgres"
+    assert run.manifest["engine_version"] == postgres_engine.version
+
+
+def test_cli_import_scripts_on_sqlite_records_the_engine_and_grades_on_it(tmp_path: Path) -> None:
+    from arrivalbench.dialects import script_for
+    from test_cli import cli
+
+    task = get_task("daily_revenue")
+    folder = tmp_path / "human"
+    folder.mkdir()
+    (folder / "daily_revenue.sql").write_text(
+        script_for(task, "gold.sql", task.gold_sql, "sqlite"), encoding="utf-8"
+    )
+    out = tmp_path / "run"
+    done = cli("import-scripts", folder, "--arm", "human", "--engine", "sqlite", "--out", out)
+    assert done.returncode == 0, done.stderr
+    assert RunDir.open(out).manifest["engine"] == "sqlite"
+    graded = cli("grade-run", out)
+    assert graded.returncode == 0, graded.stderr
+    # SQLite's gold does not parse on DuckDB: PASS everywhere means it ran on SQLite.
+    assert {r["verdict"] for r in RunDir.open(out).verdicts().to_pylist()} == {"PASS"}

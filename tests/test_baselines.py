@@ -150,3 +150,24 @@ def test_oracle_that_does_not_parse_has_no_baseline(copy_task):
     with pytest.raises(duckdb.ParserException):
         duckdb.extract_statements(task.oracle_sql)
     assert {name: baseline_script(task, name) for name in BASELINES} == dict.fromkeys(BASELINES)
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "postgres"])
+@pytest.mark.parametrize("name", ["naive_append", "naive_watermark"])  # those with a history
+def test_naive_baselines_errored_on_sqlite_and_postgres_by_union_by_name(engine, name):
+    """The naive history appended with DuckDB's UNION ALL BY NAME, which sqlglot carries verbatim
+    and neither SQLite nor PostgreSQL parses, so every verdict was an ERROR; for another engine it
+    appends with INSERT ... BY NAME, spelled with the declared columns, and the DuckDB text is
+    the same as before."""
+    from arrivalbench.dialects import delivery_columns, transpile
+
+    task = get_task("page_views_schema")  # the evolving column must be in the history too
+    authored = baseline_script(task, name)
+    assert authored is not None and "UNION ALL BY NAME" in authored
+    assert baseline_script(task, name, "duckdb") == authored
+    script = transpile(baseline_script(task, name, engine), engine, name, delivery_columns(task))
+    assert "BY NAME" not in script.upper()
+    insert = next(
+        s for s in script.split(";\n") if s.startswith("INSERT INTO naive_clicks_history")
+    )
+    assert "page" in insert.split("SELECT")[0]  # the evolving column is appended by name

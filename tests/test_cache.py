@@ -125,6 +125,33 @@ def test_a_changed_task_engine_version_artifact_or_limit_misses(task, cache, cop
     assert len(entries(cache)) == 1 + len(variants)
 
 
+def test_regression_an_edited_harness_read_the_verdicts_of_its_code_before_the_edit(
+    task, cache, monkeypatch
+):
+    """The key named the harness by its version number only, so an edited checkout (or a patched
+    install) of the same version was served the verdicts the old code gave."""
+    with Grader(cache=cache) as grader:
+        grader.grade(task, task.gold_sql, ["snapshot"])
+    monkeypatch.setattr("arrivalbench.cache.harness_code", lambda: "0" * 64)
+    with Grader(cache=VerdictCache(cache.root)) as grader:
+        grader.grade(task, task.gold_sql, ["snapshot"])
+        assert (grader.cache.hits, grader.cache.misses) == (0, 1)
+
+
+def test_harness_code_follows_the_sources_but_not_the_task_suite(tmp_path):
+    from arrivalbench.cache import harness_code
+
+    package = tmp_path / "arrivalbench"
+    (package / "suite" / "t").mkdir(parents=True)
+    (package / "grade.py").write_text("X = 1\n")
+    (package / "suite" / "t" / "oracle.py").write_text("Y = 1\n")
+    before = harness_code(package)
+    (package / "suite" / "t" / "oracle.py").write_text("Y = 2\n")  # the task hash covers it
+    assert harness_code.__wrapped__(package) == before
+    (package / "grade.py").write_text("X = 2\n")
+    assert harness_code.__wrapped__(package) != before
+
+
 WRITER = """
 import sys
 from pathlib import Path

@@ -11,6 +11,7 @@ import datetime as dt
 import json
 import runpy
 import shutil
+import sqlite3
 import xml.etree.ElementTree as ET
 from itertools import pairwise
 from pathlib import Path
@@ -483,3 +484,128 @@ def test_duplicate_delivery_on_a_million_events_gives_the_plain_list_result():
             plain.insert(k, int(row))
             chunked.insert(k, int(row))
         assert chunked.to_list() == plain
+
+
+# --- on SQLite and PostgreSQL: the user's SQL, every piece of it, runs on the chosen engine --------
+
+DEDUP_BATCH_SQLITE = """
+CREATE TABLE IF NOT EXISTS seen (order_id TEXT PRIMARY KEY, ordered_at TIMESTAMP, amount DECIMAL(10,2));
+INSERT OR IGNORE INTO seen SELECT order_id, ordered_at, amount FROM raw_orders;
+DROP TABLE IF EXISTS daily_orders;
+CREATE TABLE daily_orders AS
+SELECT date(ordered_at) AS day, count(*) AS orders, round(sum(amount), 2) AS revenue FROM seen GROUP BY 1;
+"""
+REPLACE_DAYS_SQLITE = """
+CREATE TABLE IF NOT EXISTS daily_orders (day DATE, orders BIGINT, revenue DECIMAL(18,2));
+DELETE FROM daily_orders WHERE day IN (SELECT DISTINCT date(ordered_at) FROM raw_orders);
+INSERT INTO daily_orders SELECT date(ordered_at), count(*), round(sum(amount), 2) FROM raw_orders GROUP BY 1;
+"""
+ORACLE_SQLITE = """
+-- every order once: the log holds each once
+SELECT date(ordered_at) AS day, count(*) AS orders, round(sum(amount), 2) AS revenue
+FROM raw_orders GROUP BY 1;
+"""
+DEDUP_BATCH_POSTGRES = """
+CREATE TABLE IF NOT EXISTS seen (order_id TEXT PRIMARY KEY, ordered_at TIMESTAMP, amount NUMERIC(10,2));
+INSERT INTO seen SELECT DISTINCT ON (order_id) order_id, ordered_at, amount FROM raw_orders
+ON CONFLICT (order_id) DO NOTHING;
+DROP TABLE IF EXISTS daily_orders;
+CREATE TABLE daily_orders AS
+SELECT ordered_at::date AS day, count(*) AS orders, sum(amount) AS revenue FROM seen GROUP BY 1;
+"""
+SOME = ("--schedules", "single_batch,late_arrival,duplicate_delivery,crash_retry")
+
+
+def test_sql_pipeline_on_sqlite_against_its_own_full_refresh(orders: Path, tmp_path: Path):
+    args = ("--log", orders, *SQL_ARGS, *LOG_ARGS, *SOME, "--engine", "sqlite")
+    good = write(tmp_path, "good.sql", DEDUP_BATCH_SQLITE)
+    code, record, _ = check_json("--pipeline", good, *args)
+    assert code == 0, record
+    assert (record["engine"], record["engine_version"]) == ("sqlite", sqlite3.sqlite_version)
+    assert record["oracle"] == "full_refresh" and set(verdicts(record).values()) == {"PASS"}
+    shown = cli(
+        "check", "--pipeline", good, "--log", orders, *SQL_ARGS, *LOG_ARGS, "--engine", "sqlite",
+        "--schedules", "single_batch",
+    )  # fmt: skip
+    assert shown.returncode == 0 and f"sqlite {sqlite3.sqlite_version}" in shown.stdout
+    bad = write(tmp_path, "bad.sql", REPLACE_DAYS_SQLITE)
+    code, record, _ = check_json("--pipeline", bad, *args)
+    assert code == 1
+    assert verdicts(record)["single_batch"] == "PASS"
+    assert verdicts(record)["late_arrival"] == "FAIL"
+    # DuckDB's SQL is not SQLite's: the same check of DuckDB's pipeline errors on every schedule,
+    # its full refresh included (the full refresh ran on SQLite too).
+    duck = write(tmp_path, "duck.sql", DEDUP_BATCH)
+    code, record, _ = check_json("--pipeline", duck, *args)
+    assert code == 1 and set(verdicts(record).values()) == {"ERROR"}
+
+
+def test_an_oracle_query_runs_on_the_pipelines_engine(orders: Path, tmp_path: Path):
+    pipeline = write(tmp_path, "good.sql", DEDUP_BATCH_SQLITE)
+    args = ("--pipeline", pipeline, "--log", orders, *SQL_ARGS, *LOG_ARGS, "--engine", "sqlite")
+    args += ("--schedules", "single_batch,late_arrival")
+    oracle = write(tmp_path, "oracle.sql", ORACLE_SQLITE)
+    code, record, _ = check_json(*args, "--oracle", oracle)
+    assert code == 0 and record["oracle"] == str(oracle)
+    wrong = write(tmp_path, "wrong.sql", ORACLE_SQLITE.replace("count(*)", "count(*) + 1"))
+    code, record, _ = check_json(*args, "--oracle", wrong)
+    assert code == 1 and record["verdicts"]["single_batch"]["diff"]["changed_columns"] == {
+        "orders": 10
+    }
+    # DuckDB's spelling of the oracle does not run on SQLite: one line, exit 2, nothing graded.
+    duck = write(tmp_path, "duck_oracle.sql", ORACLE)  # ordered_at::DATE is not SQLite's SQL
+    done = cli("check", *args, "--oracle", duck)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if not line.startswith("check: [")]
+    assert len(lines) == 1 and "the query failed on sqlite" in lines[0], done.stderr
+    two = write(tmp_path, "two.sql", ORACLE_SQLITE + ORACLE_SQLITE)
+    done = cli("check", *args, "--oracle", two)
+    assert done.returncode == 2 and "holds 2 statements; give one query" in done.stderr
+
+
+def test_sql_pipeline_on_postgres_against_its_own_full_refresh(
+    orders: Path, tmp_path: Path, postgres_engine
+):
+    args = ("--log", orders, *SQL_ARGS, *LOG_ARGS, *SOME, "--engine", "postgres")
+    good = write(tmp_path, "good.sql", DEDUP_BATCH_POSTGRES)
+    code, record, _ = check_json("--pipeline", good, *args)
+    assert code == 0, record
+    assert (record["engine"], record["engine_version"]) == ("postgres", postgres_engine.version)
+    assert set(verdicts(record).values()) == {"PASS"}
+    # A pipeline that counts every delivered row: right once, wrong when a row comes again.
+    naive = (
+        DEDUP_BATCH_POSTGRES.replace("SELECT DISTINCT ON (order_id)", "SELECT")
+        .replace("order_id TEXT PRIMARY KEY", "order_id TEXT")
+        .replace("ON CONFLICT (order_id) DO NOTHING", "")
+    )
+    code, record, _ = check_json("--pipeline", write(tmp_path, "naive.sql", naive), *args)
+    assert code == 1
+    assert verdicts(record)["single_batch"] == "PASS"
+    assert verdicts(record)["duplicate_delivery"] == "FAIL"
+
+
+@pytest.mark.parametrize(
+    ("case", "needle"),
+    [
+        ("dbt_on_sqlite", "check --dbt-project runs dbt-duckdb only; --engine sqlite is for"),
+        ("dbt_on_postgres", "check --dbt-project runs dbt-duckdb only; --engine postgres is for"),
+        ("landing_on_sqlite", "check --mode landing is DuckDB only for now; on --engine sqlite"),
+        ("unknown_engine", "Unknown engine 'mysql'"),
+    ],
+)
+def test_engine_combinations_check_cannot_run_are_one_line_exit_2(
+    orders: Path, tmp_path: Path, case: str, needle: str
+):
+    if case.startswith("dbt"):
+        engine = case.removeprefix("dbt_on_")
+        args = ["--dbt-project", SHOP, "--model", "daily_orders", *DBT_ARGS, "--engine", engine]
+    else:
+        pipeline = write(tmp_path, "p.sql", DEDUP_BATCH_SQLITE)
+        args = ["--pipeline", pipeline, *SQL_ARGS, *LOG_ARGS]
+        args += ["--mode", "landing", "--engine", "sqlite"] if case.startswith("landing") else []
+        args += ["--engine", "mysql"] if case == "unknown_engine" else []
+    done = cli("check", "--log", orders, *args)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("arrivalbench: error:"), done.stderr
+    assert needle in lines[0] and "Traceback" not in done.stderr

@@ -15,7 +15,7 @@ if postgres_missing():  # pragma: no cover - make test installs the package
 import psycopg
 
 from arrivalbench.dialects import script_for
-from arrivalbench.engines import Limits, get_engine
+from arrivalbench.engines import Limits
 from arrivalbench.engines.postgres import BACKEND_ADDRESS_SPACE, DatabaseTooLarge
 from arrivalbench.grade import Grader
 from arrivalbench.sandbox import prepare
@@ -25,8 +25,8 @@ LIMITS = Limits(statement_timeout=3.0, memory_limit="512MB", replay_timeout=60.0
 
 
 @pytest.fixture(scope="module")
-def engine():
-    return get_engine("postgres")  # starts the server for this test process and its workers
+def engine(postgres_engine):
+    return postgres_engine  # conftest.py: skipped without the server binaries
 
 
 @pytest.fixture(scope="module")

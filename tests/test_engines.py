@@ -68,3 +68,23 @@ def test_regression_the_replay_command_carries_every_limit_that_is_not_the_defau
     assert "--replay-timeout 30" in command and "--max-script-bytes 5000" in command
     assert "--memory-limit" not in command
     assert replay_command("daily_revenue", "snapshot", 7, "p.sql", Limits()).endswith("--seed 7")
+
+
+def test_regression_postgres_without_psycopg_was_a_traceback(tmp_path):
+    """`--engine postgres` on an install without the `postgres` extra died in an ImportError
+    traceback; it is one line naming the extra, exit 2."""
+    import os
+
+    fake = tmp_path / "psycopg"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("raise ImportError('not installed here')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    done = subprocess.run(
+        [sys.executable, "-m", "arrivalbench.cli", "gate", "--engine", "postgres",
+         "--tasks", "daily_revenue", "--seeds", "1"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "pip install -e '.[postgres]'" in done.stderr

@@ -394,3 +394,29 @@ def test_a_column_never_picked_up_is_schema_column_lost() -> None:
     schedule, log = build_schedule(task, "schema_evolution", 0)
     labels = diagnose_schedule(task, COLUMNS_FIXED_AT_FIRST_LOAD, schedule, log)
     assert labels == ["schema_column_lost"]
+
+
+@pytest.mark.parametrize("name", ["anti_join_only", "watermark"])
+def test_regression_explain_replayed_a_sqlite_pipeline_on_duckdb(tmp_path: Path, name: str) -> None:
+    """The explain runner replayed every candidate on DuckDB, so a SQLite or PostgreSQL run's
+    FAILs (`grade-run --explain`, `grade`'s diagnosis lines) came out ERROR or unclassified, and
+    the printed explain/replay commands dropped the engine."""
+    from arrivalbench.dialects import transpile
+
+    task_id, duckdb_sql, schedule, label = CASES[name]
+    pipeline = tmp_path / f"{name}.sqlite.sql"
+    pipeline.write_text(transpile(duckdb_sql, "sqlite"), encoding="utf-8")
+    done = cli(
+        "explain", "--engine", "sqlite", "--task", task_id, "--pipeline", pipeline,
+        "--schedule", schedule, "--json", "--out", tmp_path / "min.json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert label in json.loads(done.stdout)["diagnosis"]
+    graded = cli(
+        "grade", "--engine", "sqlite", "--task", task_id, "--pipeline", pipeline,
+        "--schedules", schedule, "--no-cache",
+    )  # fmt: skip
+    assert graded.returncode == 0, graded.stderr
+    assert f"{schedule}: {label}" in graded.stdout
+    commands = [line for line in graded.stdout.splitlines() if "arrivalbench " in line]
+    assert len(commands) == 2 and all("--engine sqlite" in line for line in commands)

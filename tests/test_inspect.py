@@ -524,3 +524,49 @@ def test_metrics_over_two_tasks_follow_summary_definitions() -> None:
     assert snapshot_pass()(scores) == 1.0
     assert error()(scores) == 0.25  # task rates 0.0 and 0.5
     assert all_in()(scores) == 0.75  # task rates 1.0 and 0.5
+
+
+# -- on another engine ---------------------------------------------------------------------------
+
+
+def test_engine_parameter_names_the_dialect_checks_scores_and_imports_on_it(
+    tmp_path: Path,
+) -> None:
+    """-T engine=sqlite: the sample is told SQLite, DuckDB's gold fails the in-loop test there
+    and SQLite's passes; the scorer grades on SQLite; the import records the engine and keeps
+    the scorer's verdicts."""
+    from arrivalbench.agent.prompts import arm_sha256
+    from arrivalbench.dialects import script_for
+
+    task = get_task("daily_revenue")
+    sqlite_gold = script_for(task, "gold.sql", task.gold_sql, "sqlite")
+    told: list[str] = []
+
+    def answer(input, tools, tool_choice, config) -> ModelOutput:
+        told.append(input[0].text)
+        turn = sum(m.role == "assistant" for m in input) + 1
+        script = task.gold_sql if turn == 1 else sqlite_gold
+        return output(f"```sql\n{script}```")
+
+    [log] = inspect_eval(
+        "arrivalbench/arrivalbench",
+        model=get_model("mockllm/model", custom_outputs=answer, memoize=False),
+        task_args={"k": 1, "tasks": "daily_revenue", "turns": 2, "engine": "sqlite"},
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    assert told and all("one SQLite SQL script" in t for t in told)
+    [sample] = log.samples or []
+    assert sample.store[TRANSCRIPT]["snapshot_by_turn"] == ["ERROR", "PASS"]
+    score = sample.scores["replay"]  # type: ignore[index]
+    assert score.metadata["record"]["engine"] == "sqlite"  # type: ignore[index]
+    assert set(score.value.values()) == {"PASS"}  # type: ignore[union-attr]
+    assert log.eval.metadata["arrivalbench"]["engine"] == "sqlite"  # type: ignore[index]
+
+    run = import_inspect(tmp_path / "logs", tmp_path / "run")
+    assert run.manifest["engine"] == "sqlite"
+    assert run.manifest["arm_info"]["unhinted"]["prompt_sha256"] == arm_sha256("unhinted", "sqlite")
+    kept = run.verdicts().to_pylist()
+    assert {r["schedule"] for r in kept} == set(default_schedules(task))
+    assert {r["verdict"] for r in kept} == {"PASS"}

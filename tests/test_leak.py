@@ -171,3 +171,55 @@ def test_every_hazard_name_in_prose_is_flagged() -> None:
     for hazard in HAZARDS:
         prose = hazard.replace("_", " ")
         assert scan(prose) != [], prose
+
+
+# --- every text an agent is sent, on every engine ---------------------------------------------
+
+
+def test_every_prompt_of_every_arm_and_engine_is_clean_of_hazards_and_hidden_log_facts() -> None:
+    """The scan covers the engine texts too: each silent arm's opening messages on DuckDB, SQLite
+    and PostgreSQL name no hazard, and no arm's names a schedule or a fact of a hidden log (its
+    seed, its size), whatever the engine."""
+    from arrivalbench.agent.prompts import ARMS, WARNED, build_prompt
+    from arrivalbench.engines import ENGINES
+    from arrivalbench.logs import log_seed, task_log
+    from arrivalbench.schedules import REGISTRY
+    from arrivalbench.seeds import DEFAULT_SEED
+    from arrivalbench.spec import load_suite
+
+    # Hazard schedules are the hazards' names, which the scan covers (and the hints may use).
+    hidden_words = [n for n, kind in REGISTRY.items() if kind.group == "benign"] + ["hidden"]
+    assert "in_order_stream" in hidden_words
+    seen_systems = set()
+    for task in load_suite().values():
+        hidden = task_log(task, "hidden", DEFAULT_SEED)
+        facts = [str(log_seed(task.id, "hidden", DEFAULT_SEED)), f"{hidden.n} events"]
+        for engine in ENGINES:
+            for arm in ARMS:
+                prompt = build_prompt(task, arm, engine)
+                seen_systems.add(prompt.system)
+                both = prompt.system + "\n" + prompt.user
+                assert (scan(both) != []) == (arm in WARNED), (task.id, arm, engine, scan(both))
+                for word in hidden_words + facts:
+                    assert word not in both.lower(), (task.id, arm, engine, word)
+    assert len(seen_systems) == len(ENGINES)  # one system text per engine, shared by every arm
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "postgres"])
+def test_a_hazard_word_in_an_engine_text_is_refused_before_any_model_call(
+    engine: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arrivalbench.agent import prompts
+
+    original = prompts.text
+
+    def planted(name: str) -> str:
+        body = original(name)
+        return body + "\nRows may arrive late.\n" if name == f"system.{engine}.md" else body
+
+    monkeypatch.setattr(prompts, "text", planted)
+    with pytest.raises(prompts.LeakError, match=f"system prompt of arm unhinted on {engine}"):
+        prompts.build_prompt(get_task("daily_revenue"), "unhinted", engine)
+    assert prompts.build_prompt(get_task("daily_revenue"), "unhinted").system == original(
+        "system.md"
+    )

@@ -31,6 +31,7 @@ deduplicate the arriving batch, the within-batch guard that idioms.py looks for.
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import os
 import shutil
@@ -132,8 +133,10 @@ def make_run(
     refused: tuple[tuple[str, str, int], ...] = (),
     arm_info: dict[str, dict[str, str]] | None = None,
     graded: bool = True,
+    engine: str = "duckdb",
 ) -> RunDir:
-    """A run of `arms` ({arm: samples per task}) over TASKS, with verdict rows written as if graded."""
+    """A run of `arms` ({arm: samples per task}) over TASKS, with verdict rows written as if graded
+    (on `engine`, as its manifest says)."""
     cells, artifacts = [], {}
     for arm, samples in arms.items():
         for task_id in TASKS:
@@ -168,8 +171,8 @@ def make_run(
         suite_hash=suite_hash(),
         task_hashes={t: get_task(t).content_hash() for t in TASKS},
         base_seed=7,
-        engine="duckdb",
-        engine_version=duckdb.__version__,
+        engine=engine,
+        engine_version=duckdb.__version__ if engine == "duckdb" else "0",
         config={"schedules": None, "statement_timeout": 10.0, "memory_limit": "1GB"},
         cells=cells,
         artifacts=artifacts,
@@ -648,6 +651,146 @@ def test_reference_arms_enter_no_test_and_have_their_own_table(tmp_path):
     assert sorted(read_rows(tmp_path / "out", "reference")) == ["controls", "gold", "naive_append"]
 
 
+# --- runs on several engines -----------------------------------------------------------------------
+
+ENGINE_TABLES = ("engines", "engine_verdicts")
+SINGLE_ENGINE_DIGEST = "3ccab4add6a325063cbfb28d39226ee442656625770c860a70783c85ecd1dc5d"
+
+
+def report_digest(folder: Path) -> str:
+    """sha256 of what a report says as numbers and text (report.json without where its runs are,
+    and every table's CSV and LaTeX), so a change to any printed value changes it."""
+    digest = hashlib.sha256()
+    document = read_json(folder)
+    document.pop("runs")
+    digest.update(json.dumps(document, sort_keys=True, ensure_ascii=False).encode())
+    for path in sorted((folder / "tables").iterdir()):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def test_a_single_engine_report_is_byte_identical_to_the_one_before_engine_tables(report):
+    """The engine tables are added only for runs on several engines: the fixture's report (both
+    runs on duckdb) hashes as the report written before they existed (pinned from that code)."""
+    document = read_json(report)
+    assert set(document["tables"]) == set(TABLES)
+    assert not (report / "figures" / "engines.png").exists()
+    assert report_digest(report) == SINGLE_ENGINE_DIGEST
+
+
+@pytest.fixture(scope="module")
+def engine_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """The fixture's two runs with r2 graded on sqlite: the same arm, another engine."""
+    root = tmp_path_factory.mktemp("engine-runs")
+    make_run(
+        root / "r1",
+        {"gold": 1, "m-unhinted": 2, "m-hint": 2},
+        R1_VERDICTS,
+        turns=R1_TURNS,
+        refused=(("m-hint", "daily_revenue", 2),),
+        arm_info=MODEL_INFO,
+    )
+    make_run(root / "r2", {"m-unhinted": 2}, R2_VERDICTS, arm_info=MODEL_INFO, engine="sqlite")
+    out = root / "report"
+    write_report([root / "r1", root / "r2"], out, resamples=RESAMPLES)
+    return root / "r1", root / "r2", out
+
+
+def test_the_same_arm_on_another_engine_is_not_a_replicate(engine_runs):
+    """The same arm graded on a second engine once counted as its run 2 and entered the
+    replication tables; it is run 1 on its own engine, replicates nothing, and the sign tests count
+    the first run's engine only."""
+    *_, out = engine_runs
+    document = read_json(out)
+    assert document["arms"]["m-unhinted (r1)"]["run"] == 1
+    assert document["arms"]["m-unhinted (r2)"]["run"] == 1
+    assert list(read_rows(out, "replication")) == ["no arm appears in two runs"]
+    assert list(read_rows(out, "replication_hazards")) == ["no arm appears in two runs"]
+    for test in document["tests"]:
+        assert "m-unhinted (r2)" not in test["arms"], test
+    assert document["tests"][0]["arms"] == ["m-unhinted (r1)"]
+    assert "on duckdb (the first run's engine)" in document["tables"]["arms"]["caption"]
+
+
+def test_arms_named_on_another_engine_enter_the_tests(engine_runs):
+    """Only the default (every model arm) keeps to the first run's engine: an arm named with
+    --arms counts wherever it was graded."""
+    r1, r2, _ = engine_runs
+    built = build_report([r1, r2], resamples=RESAMPLES, arms=["m-unhinted (r2)"])
+    assert built.tests[0].arms == ("m-unhinted (r2)",)
+
+
+def test_engine_table_holds_each_arms_signature_and_hazard_pass_per_engine(engine_runs):
+    from arrivalbench.analysis.stats import signature
+
+    r1, r2, out = engine_runs
+    table = read_json(out)["tables"]["engines"]
+    rows = {
+        (row[0], row[1]): dict(zip(table["columns"], row, strict=True)) for row in table["rows"]
+    }
+    values = {
+        (row[0], row[1]): dict(zip(table["columns"], row, strict=True)) for row in table["values"]
+    }
+    assert set(rows) == {
+        ("gold", "duckdb"),
+        ("m-hint", "duckdb"),
+        ("m-unhinted", "duckdb"),
+        ("m-unhinted", "sqlite"),
+    }
+    for run, engine in ((r1, "duckdb"), (r2, "sqlite")):
+        found = run_outcomes(RunDir.open(run))
+        sig = signature(found)["m-unhinted"]
+        row, value = rows[("m-unhinted", engine)], values[("m-unhinted", engine)]
+        assert row["run"] == run.name
+        for hazard in ("late_arrival", "out_of_order", "duplicate_delivery"):
+            est = estimate(found, f"pass:{hazard}", resamples=RESAMPLES)["m-unhinted"]
+            column = f"{hazard.replace('_', ' ')} pass %"
+            assert value[column]["rate"] == pytest.approx(est.value)
+            assert value[column]["n"] == est.tasks == 5
+            assert row[column].endswith(" n=5")
+        assert value["group-mean margin pp"]["rate"] == pytest.approx(sig.group_mean)
+        assert value["ordering mean %"]["rate"] == pytest.approx(sig.ordering_mean)
+    # by hand: r2 fails out_of_order once (customer_state s0): 1 - (1/2) / 5 = 90.0%
+    assert rows[("m-unhinted", "sqlite")]["out of order pass %"].startswith("90.0% [")
+    with open(out / "tables" / "engines.csv", encoding="utf-8", newline="") as handle:
+        header = next(csv.reader(handle))
+    assert "late arrival pass % n" in header and "late arrival pass % lo" in header
+
+
+def test_engine_verdict_table_pairs_the_same_cells_on_two_engines(engine_runs):
+    """m-unhinted, r1 (duckdb) against r2 (sqlite): 10 cells x 8 schedules = 80 paired verdicts.
+    Not PASS in r1 only: daily_revenue s1 duplicate, net_revenue s0 crash-retry, first_purchase s0
+    snapshot (3); in r2 only: customer_state s0 out-of-order, account_balances s1 duplicate (2);
+    account_balances s0 late arrival FAILs on both. McNemar: 5 discordant, 2 against 3, p = 1."""
+    *_, out = engine_runs
+    rows = read_rows(out, "engine_verdicts")
+    assert set(rows) == {"m-unhinted"}  # gold and m-hint are on one engine only
+    row = rows["m-unhinted"]
+    assert row["engines (A → B)"] == "duckdb → sqlite"
+    assert row["paired verdicts"] == "80"
+    assert row["same verdict"] == "75"
+    assert row["PASS on A only"] == "2"
+    assert row["PASS on B only"] == "3"
+    assert row["other changes"] == "—"
+    assert row["cells changed"] == "5"
+    assert row["McNemar exact p"] == "1"
+    assert [t["name"] for t in read_json(out)["tests"]] == TEST_NAMES  # not a listed test
+
+
+def test_engine_blocks_are_numbered_after_the_hazard_figure(engine_runs):
+    *_, out = engine_runs
+    markdown = (out / "report.md").read_text(encoding="utf-8")
+    headings = [line for line in markdown.splitlines() if line.startswith("## ")]
+    assert (
+        "## Table 5. The signature and the per-hazard pass of each arm on each engine" in headings
+    )
+    assert "## Figure 3. Temporal-pass per hazard and the signature, per arm and engine" in headings
+    assert len([h for h in headings if h.startswith("## Table ")]) == len(TABLES) + 2
+    png = (out / "figures" / "engines.png").read_bytes()
+    assert int.from_bytes(png[16:20], "big") <= 1400  # the IHDR width: the page's budget
+
+
 def test_numeric_csv_holds_fractions_and_counts(report):
     row = read_csv(report, "main")["m-unhinted (r1)"]
     assert (row["arm"], row["role"], row["tasks rate"], row["cells rate"]) == (
@@ -839,21 +982,26 @@ def rendered_dom(page: Path, profile: Path) -> str:
     return done.stdout
 
 
-def assert_page_complete(page: Path, profile: Path) -> PageParser:
+def assert_page_complete(
+    page: Path,
+    profile: Path,
+    tables: tuple[str, ...] = TABLES,
+    figures: tuple[str, ...] = FIGURES,
+) -> PageParser:
     parser = PageParser()
     parser.feed(rendered_dom(page, profile))
-    assert parser.body.get("data-figures-checked") == str(len(FIGURES)), (
+    assert parser.body.get("data-figures-checked") == str(len(figures)), (
         "the page's script did not run"
     )
-    assert sorted(parser.tables) == sorted(TABLES)
-    assert sorted(parser.figures) == sorted(FIGURES)
+    assert sorted(parser.tables) == sorted(tables)
+    assert sorted(parser.figures) == sorted(figures)
     for image in parser.images:
         assert image.get("data-decoded") == "yes", image.get("alt")
         assert int(image.get("data-natural-width") or 0) > 0, image.get("alt")
     assert parser.external == []
     # the page is 1400 px wide and every table wraps to fit it
     assert parser.body.get("data-viewport") == "1400"
-    assert parser.fits == dict.fromkeys(TABLES, "yes")
+    assert parser.fits == dict.fromkeys(tables, "yes")
     # every in-page link (a number to the cells behind it, a cell to its row) lands on an element
     assert parser.links and set(parser.links) <= parser.ids
     return parser
@@ -906,6 +1054,16 @@ def test_page_screenshot_at_1400_px(report, tmp_path):
     data = shot.read_bytes()
     assert data.startswith(b"\x89PNG")
     assert int.from_bytes(data[16:20], "big") == 1400  # the IHDR width
+
+
+def test_engine_tables_fit_the_page_and_link_to_their_cells(engine_runs, tmp_path):
+    *_, out = engine_runs
+    assert_page_complete(
+        out / "report.html",
+        tmp_path / "profile",
+        tables=(*TABLES, *ENGINE_TABLES),
+        figures=(*FIGURES, "engines"),
+    )
 
 
 def test_the_browser_check_catches_a_broken_figure(report, tmp_path):

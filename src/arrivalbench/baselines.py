@@ -18,6 +18,12 @@ over that history. All are reference arms (role `reference`).
 
 A pipeline exists only for a task whose oracle is a single query (a prefix of set-up statements
 could not be re-run every batch).
+
+The scripts are DuckDB SQL, carried to another engine by dialects.transpile. The naive history
+appends with DuckDB's `UNION ALL BY NAME`, which keeps a column that appears only in later
+deliveries and which no other engine has; for another engine (`baseline_script(..., engine)`) it
+appends with `INSERT ... BY NAME` instead, which the transpiler spells with every declared column
+(the evolving one included), so the history holds that column from the first delivery.
 """
 
 from __future__ import annotations
@@ -30,32 +36,39 @@ import duckdb
 from arrivalbench.spec import SourceSpec, Task
 
 _META = "EXCLUDE (_arrival_seq, _batch_id)"
+AUTHORED = "duckdb"
 
 
-def _history(source: SourceSpec, where: str = "") -> list[str]:
-    """Append the batch to a history table by column name, so a column that appears later is kept."""
+def _history(source: SourceSpec, where: str = "", portable: bool = False) -> list[str]:
+    """Append the batch to a history table by column name, so a column that appears later is kept
+    (portable: by INSERT ... BY NAME, which the transpiler spells out for another engine)."""
     table = f"naive_{source.name}_history"
+    append = (
+        f"INSERT INTO {table} BY NAME SELECT * {_META} FROM {source.name}_batch {where}"
+        if portable
+        else f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM {table} "
+        f"UNION ALL BY NAME SELECT * {_META} FROM {source.name}_batch {where}"
+    )
     return [
         f"CREATE TABLE IF NOT EXISTS {table} AS SELECT * {_META} FROM {source.name}_batch LIMIT 0",
-        f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM {table} "
-        f"UNION ALL BY NAME SELECT * {_META} FROM {source.name}_batch {where}".rstrip(),
+        append.rstrip(),
         f"CREATE OR REPLACE TEMP VIEW {source.name} AS SELECT * FROM {table}",
     ]
 
 
-def _append(source: SourceSpec) -> list[str]:
+def _append(source: SourceSpec, portable: bool = False) -> list[str]:
     """Every delivered row goes into history, as delivered."""
-    return _history(source)
+    return _history(source, portable=portable)
 
 
-def _watermark(source: SourceSpec) -> list[str]:
+def _watermark(source: SourceSpec, portable: bool = False) -> list[str]:
     """Only rows at or after the newest event time already stored are kept."""
     table = f"naive_{source.name}_history"
     floor = f"(SELECT coalesce(max(ts_event), TIMESTAMP '1900-01-01') FROM {table})"
-    return _history(source, where=f"WHERE ts_event >= {floor}")
+    return _history(source, where=f"WHERE ts_event >= {floor}", portable=portable)
 
 
-def _batch_only(source: SourceSpec) -> list[str]:
+def _batch_only(source: SourceSpec, portable: bool = False) -> list[str]:
     """No history at all: the target is rebuilt from the current delivery alone."""
     return [
         f"CREATE OR REPLACE TEMP VIEW {source.name} AS SELECT * {_META} FROM {source.name}_batch"
@@ -66,7 +79,7 @@ def _batch_only(source: SourceSpec) -> list[str]:
 class Baseline:
     name: str
     summary: str
-    stage: Callable[[SourceSpec], list[str]]
+    stage: Callable[[SourceSpec, bool], list[str]]  # (source, portable) -> staging statements
 
 
 NAIVE: dict[str, Baseline] = {
@@ -98,7 +111,7 @@ def _keyed_history(source: SourceSpec) -> str:
     return f"CREATE TABLE IF NOT EXISTS tpl_{source.name}_history ({columns})"
 
 
-def _pk_constraint(source: SourceSpec) -> list[str]:
+def _pk_constraint(source: SourceSpec, portable: bool = False) -> list[str]:
     """Plain INSERT into a history with a declared key: a second copy of an event is an error."""
     table = f"tpl_{source.name}_history"
     return [
@@ -108,7 +121,7 @@ def _pk_constraint(source: SourceSpec) -> list[str]:
     ]
 
 
-def _pk_dedup(source: SourceSpec) -> list[str]:
+def _pk_dedup(source: SourceSpec, portable: bool = False) -> list[str]:
     """Insert only events not yet stored, one row per `event_id` of the batch (its first arrival)."""
     table = f"tpl_{source.name}_history"
     return [
@@ -138,8 +151,9 @@ TEMPLATES: dict[str, Baseline] = {
 BASELINES: dict[str, Baseline] = {**NAIVE, **TEMPLATES}
 
 
-def baseline_script(task: Task, name: str) -> str | None:
-    """The SQL of a baseline or template for this task, or None when the oracle is not a single query."""
+def baseline_script(task: Task, name: str, engine: str = AUTHORED) -> str | None:
+    """The SQL of a baseline or template for this task, or None when the oracle is not a single
+    query; for an engine other than DuckDB, in the form dialects.transpile carries to it."""
     try:
         statements = duckdb.extract_statements(task.oracle_sql)
     except duckdb.Error:  # an oracle that does not parse: the gate reports it, there is no baseline
@@ -147,6 +161,9 @@ def baseline_script(task: Task, name: str) -> str | None:
     if len(statements) != 1:
         return None
     query = statements[0].query.strip().rstrip(";")
-    lines = [stmt for source in task.spec.sources for stmt in BASELINES[name].stage(source)]
+    portable = engine != AUTHORED
+    lines = [
+        stmt for source in task.spec.sources for stmt in BASELINES[name].stage(source, portable)
+    ]
     lines.append(f"CREATE OR REPLACE TABLE {task.spec.target.name} AS\n{query}")
     return ";\n".join(lines) + ";\n"

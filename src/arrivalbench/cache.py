@@ -1,7 +1,8 @@
 """The verdict cache: each (artifact, schedule) is graded once per machine, whichever command asks.
 
 An entry is addressed by the sha256 of everything that determines its verdict (`verdict_key`):
-harness version and record format, engine name and version (`engine_identity`, the one place a
+harness version and the digest of its code (`harness_code`: an edited checkout is another
+harness), record format, engine name and version (`engine_identity`, the one place a
 new engine adds what makes its results differ), the task's content hash, the schedule's hash
 (which covers the log's fingerprint), the artifact's hash, the limits, the seed, the result cap,
 and the suite path's content. A hit is therefore the entry a fresh grading would produce, byte
@@ -17,6 +18,7 @@ each (task, log) once; an oracle of a private log never touches the disk.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -69,6 +71,20 @@ def _max_bytes() -> int:
     return megabytes << 20
 
 
+@functools.cache
+def harness_code(package: Path = Path(__file__).parent) -> str:
+    """The sha256 of the harness's Python sources (the package without its task suite, which
+    each key's task hash covers): an edited or patched install never reads verdicts that the
+    code before the edit gave under the same version number."""
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(package).as_posix()
+        if relative.startswith("suite/"):
+            continue
+        digest.update(relative.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def engine_identity(engine: Engine) -> dict[str, str]:
     """What of the engine a verdict depends on: its name and version. An engine whose results
     depend on more (a server's version and settings) adds it here, once, for every key."""
@@ -96,6 +112,7 @@ def verdict_key(
     return {
         "cache_format": CACHE_FORMAT,
         "harness_version": __version__,
+        "harness_code": harness_code(),
         "record_format": record_format,
         "engine": engine_identity(engine),
         "task": task_hash,
@@ -112,6 +129,7 @@ def oracle_key(*, engine: Engine, task_hash: str, log_kind: str, log_seed: int) 
     return {
         "cache_format": CACHE_FORMAT,
         "harness_version": __version__,
+        "harness_code": harness_code(),
         "engine": engine_identity(engine),
         "task": task_hash,
         "log": {"kind": log_kind, "seed": log_seed},

@@ -174,6 +174,33 @@ EngineOpt = Annotated[
         callback=_engine,
     ),
 ]
+
+
+def _optional_engine(value: str | None) -> str | None:
+    return None if value is None else _engine(value)
+
+
+RunEngineOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--engine",
+        help="duckdb, sqlite or postgres. A run is graded on the engine its manifest records; "
+        "an --engine that differs is refused.",
+        callback=_optional_engine,
+    ),
+]
+
+
+def _check_run_engine(run: Any, engine: str | None) -> None:
+    """Refuse an --engine that contradicts the run's manifest: a run's engine is its own."""
+    recorded = str(run.manifest.get("engine", "duckdb"))
+    if engine is not None and engine != recorded:
+        raise UsageError(
+            f"--engine {engine}: {run.path} was made for {recorded} (its manifest says so) and "
+            f"is graded on {recorded}; drop --engine, or make a new run with --engine {engine}."
+        )
+
+
 SuiteDirOpt = Annotated[
     list[Path] | None,
     typer.Option(
@@ -444,6 +471,7 @@ def grade(
             schedule_file=None if schedule_file is None else str(schedule_file),
             seed_file=private.path if secret else None,
             suite_dir=None if home == SUITE_DIR.resolve() else str(home),
+            engine=engine,
         )
         out.print("  " + command, highlight=False, soft_wrap=True)
     _print_diagnoses(the_task, script, record, prebuilt, grader, pipeline, seed, schedule_file)
@@ -474,9 +502,9 @@ def _print_diagnoses(
     with Sandbox() as sandbox:
         for name in failed:
             built, log = (prebuilt or {}).get(name) or grader.schedule(the_task, name)
-            labels = diagnose_schedule(the_task, script, built, log, grader.limits, sandbox) or [
-                "unclassified"
-            ]
+            labels = diagnose_schedule(
+                the_task, script, built, log, grader.limits, sandbox, grader.engine_name
+            ) or ["unclassified"]
             sentence = SENTENCES[labels[0]].split(":")[0].rstrip(".")
             out.print(
                 f"  {name}: {', '.join(labels)}: {sentence}.", highlight=False, soft_wrap=True
@@ -490,6 +518,7 @@ def _print_diagnoses(
         str(pipeline),
         seed_file=private.path if private is not None else None,
         suite_dir=None if home == SUITE_DIR.resolve() else str(home),
+        engine=grader.engine_name,
     )
     out.print("Explain one with:", style="dim")
     out.print("  " + command, highlight=False, soft_wrap=True)
@@ -536,6 +565,7 @@ def explain(
     ] = 5000,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
+    engine: EngineOpt = "duckdb",
 ) -> None:
     """Explain a FAIL: the smallest failing delivery, the first batch that diverged, the mistake."""
     from arrivalbench.explain import explain as explain_schedule
@@ -563,6 +593,7 @@ def explain(
         budget_seconds=budget_seconds,
         max_replays=max_replays,
         seed=seed,
+        engine=engine,
     )
     if out_path is not None and explanation.minimal is not None:
         text = json.dumps(schedule_to_json(explanation.minimal, log), indent=1) + "\n"
@@ -588,6 +619,7 @@ def explain(
             schedule_file=str(out_path),
             seed_file=private.path if built.seed_commitment is not None and private else None,
             suite_dir=None if home == SUITE_DIR.resolve() else str(home),
+            engine=engine,
         )
     render(explanation, out, hint)
 
@@ -674,6 +706,15 @@ def check(
     replay_timeout: Annotated[
         float, typer.Option(help="Seconds of wall time per replay of a whole schedule.")
     ] = 600.0,
+    engine: Annotated[
+        str,
+        typer.Option(
+            "--engine",
+            help="Engine the pipeline runs on: duckdb, sqlite or postgres; its full refresh and "
+            "an --oracle query run there too (dbt projects: duckdb only).",
+            callback=_engine,
+        ),
+    ] = "duckdb",
 ) -> None:
     """Check your own pipeline or dbt model on your own log: exit 0 all PASS, 1 a FAIL or ERROR."""
     from arrivalbench.check import Check, CheckConfig, LogColumns, exit_code
@@ -700,6 +741,7 @@ def check(
         schedules=schedules,
         oracle=oracle,
         ignore_columns=tuple(ignore_column or ()),
+        engine=engine,
     )
     script = read_pipeline(pipeline, limits.max_script_bytes) if pipeline is not None else None
     started = time.monotonic()
@@ -727,6 +769,8 @@ def _check_table(record: dict[str, Any]) -> None:
     from arrivalbench.check.junit import summary
 
     title = f"{record['task']} · mode {record['mode']} · oracle {record['oracle']}"
+    if record["engine"] != "duckdb":
+        title += f" · {record['engine']} {record['engine_version']}"
     table = Table(title=title)
     table.add_column("schedule")
     table.add_column("verdict")
@@ -809,11 +853,12 @@ def gate(
     ids = _task_list("--tasks", task_ids)
     chosen = [get_task(t) for t in ids] if ids else list(load_suite().values())
     private = _secret(seed_file)
+    on = "" if engine == "duckdb" else f" on {engine} (the oracle stays DuckDB's)"
     if private is not None:
-        out.print(f"hidden logs from the private seed {private.short}", highlight=False)
+        out.print(f"hidden logs from the private seed {private.short}{on}", highlight=False)
     else:
         seeds = gate_seeds(seed_count, seed)
-        out.print(f"gating at seeds {', '.join(map(str, seeds))}", highlight=False)
+        out.print(f"gating at seeds {', '.join(map(str, seeds))}{on}", highlight=False)
     started = time.perf_counter()
 
     def report(result: TaskGate) -> None:
@@ -1169,6 +1214,16 @@ def generate(
     seed: SeedOpt = DEFAULT_SEED,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
+    engine: Annotated[
+        str | None,
+        typer.Option(
+            "--engine",
+            help="SQL dialect the prompts name and engine the scripts run on: duckdb (default), "
+            "sqlite or postgres; recorded in the run, which grade-run grades on it. With "
+            "--rerun-no-artifact: the run's own.",
+            callback=_optional_engine,
+        ),
+    ] = None,
 ) -> None:
     """Let a model write each task's pipeline (snapshot repair loop) and store the scripts as a run."""
     from arrivalbench.agent.generate import generate as run_generate
@@ -1186,6 +1241,7 @@ def generate(
             concurrency=concurrency,
             task_ids=ids,
             log=lambda line: err.print(line, highlight=False),
+            engine=engine,
         )
         missing = sum(c.artifact_sha256 is None for c in again.cells())
         out.print(
@@ -1209,6 +1265,7 @@ def generate(
         log=lambda line: err.print(line, highlight=False),
         seed_commitment=private and private.commitment,
         run=run_index,
+        engine=engine or "duckdb",
     )
     cells = run.cells()
     missing = sum(c.artifact_sha256 is None for c in cells)
@@ -1239,8 +1296,10 @@ def import_scripts_command(
     seed: SeedOpt = DEFAULT_SEED,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
+    engine: EngineOpt = "duckdb",
 ) -> None:
-    """Store a folder of hand-written scripts as one arm of a new run, ready for grade-run."""
+    """Store a folder of hand-written scripts as one arm of a new run, ready for grade-run (on
+    --engine: the scripts are that engine's SQL, and grade-run grades them on it)."""
     from arrivalbench.agent.generate import import_scripts
 
     use_suite(suite_dir)
@@ -1252,6 +1311,7 @@ def import_scripts_command(
         seed=seed,
         seed_commitment=private and private.commitment,
         role=role,
+        engine=engine,
     )
     out.print(
         f"wrote {out_dir}: {len(run.cells())} cells in arm {arm}; "
@@ -1359,8 +1419,10 @@ def grade_run(
         ),
     ] = False,
     no_cache: NoCacheOpt = False,
+    engine: RunEngineOpt = None,
 ) -> None:
-    """Grade every ungraded (cell, schedule) of a run directory, resuming where a sweep stopped."""
+    """Grade every ungraded (cell, schedule) of a run directory, resuming where a sweep stopped,
+    on the engine its manifest records."""
     from collections import Counter
 
     from rich.progress import (
@@ -1382,6 +1444,7 @@ def grade_run(
         )
     use_suite(suite_dir)
     run = RunDir.open(run_dir)
+    _check_run_engine(run, engine)
     private = _run_secret(run, seed_file)
     run.tasks()  # a task missing from the suite path is one line, before the progress bar
     counts: Counter[str] = Counter()
@@ -1460,6 +1523,7 @@ def regrade(
     workers: WorkersOpt = None,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
+    engine: RunEngineOpt = None,
 ) -> None:
     """Grade every stored artifact again: --verify compares with the stored verdicts, --out keeps a copy.
 
@@ -1476,6 +1540,7 @@ def regrade(
             "or --out NEW_RUN to write a re-graded copy; the stored verdicts are never changed."
         )
     run = RunDir.open(run_dir)
+    _check_run_engine(run, engine)
     private = _run_secret(run, seed_file)
     if not verify_rows:
         assert out_dir is not None

@@ -11,7 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from arrivalbench.baselines import BASELINES, baseline_script
-from arrivalbench.dialects import TranspileError, delivery_columns, script_for, transpile
+from arrivalbench.dialects import (
+    TranspileError,
+    delivery_columns,
+    script_for,
+    source_decimals,
+    transpile,
+)
 from arrivalbench.engines import Limits
 from arrivalbench.seeds import DEFAULT_SEED
 from arrivalbench.spec import get_task, load_suite
@@ -42,7 +48,7 @@ def corpus_cells(
             text = task.controls[control.file]
             add("controls", task.id, i, script_for(task, control.file, text, engine))
         for name in BASELINES:
-            script = baseline_script(task, name)
+            script = baseline_script(task, name, engine)
             if script is None:
                 continue
             try:
@@ -50,7 +56,13 @@ def corpus_cells(
                     name,
                     task.id,
                     0,
-                    transpile(script, engine, f"baseline {name}", delivery_columns(task)),
+                    transpile(
+                        script,
+                        engine,
+                        f"baseline {name}",
+                        delivery_columns(task),
+                        source_decimals(task),
+                    ),
                 )
             except TranspileError:
                 continue

@@ -5,7 +5,9 @@ unless the task holds an override beside it: `gold.sqlite.sql` for `gold.sql`,
 `controls/x.postgres.sql` for `controls/x.sql`. An override is written by hand where a
 transpile is wrong or impossible (DuckDB's DISTINCT ON, `* EXCLUDE`, `UNION ALL BY NAME`,
 IGNORE NULLS). Beyond sqlglot, `CREATE OR REPLACE TABLE|VIEW` (DuckDB's) becomes a DROP ... IF
-EXISTS followed by a CREATE, which both other engines run.
+EXISTS followed by a CREATE, which both other engines run. SQLite holds DuckDB's exact DECIMAL
+as a binary float, so there every decimal sum, difference and cast is rounded to its scale
+(`_sqlite_exact_decimals`); decimal-ness goes by name, as SQLite has no types to ask.
 """
 
 from __future__ import annotations
@@ -398,13 +400,108 @@ def _delivery_stars(
     return expression
 
 
-def _for_sqlite(expression: exp.Expression, columns: dict[str, list[str]]) -> exp.Expression:
+def _decimal_scale(node: exp.Expression | None, decimals: dict[str, int]) -> int | None:
+    """The scale of an exact DECIMAL the expression holds in DuckDB, or None: a column by its
+    name (declared DECIMAL in a source, a CREATE TABLE or an alias of a decimal value), a CAST
+    to DECIMAL, or a sum, difference, COALESCE, CASE or one-column subquery of them."""
+    if isinstance(node, exp.Column):
+        return decimals.get(node.name.lower())
+    if isinstance(node, exp.Cast):
+        kind = node.to
+        if kind.is_type(exp.DataType.Type.DECIMAL) and len(kind.expressions) == 2:
+            return int(kind.expressions[1].this.this)
+        return None
+    if isinstance(node, exp.Round) and isinstance(node.args.get("decimals"), exp.Literal):
+        return int(node.args["decimals"].this)
+    if isinstance(node, exp.Paren | exp.Alias | exp.Neg | exp.Sum | exp.Window | exp.Filter):
+        return _decimal_scale(node.this, decimals)
+    if isinstance(node, exp.Subquery) and isinstance(node.this, exp.Select):
+        projections = node.this.expressions
+        return _decimal_scale(projections[0], decimals) if len(projections) == 1 else None
+    if isinstance(node, exp.Add | exp.Sub | exp.Coalesce | exp.Case | exp.If):
+        parts = [node.this, node.expression] if isinstance(node, exp.Binary) else []
+        if isinstance(node, exp.Coalesce):
+            parts = [node.this, *node.expressions]
+        if isinstance(node, exp.Case):
+            parts = [i.args.get("true") for i in node.args.get("ifs", [])] + [
+                node.args.get("default")
+            ]
+        if isinstance(node, exp.If):
+            parts = [node.args.get("true"), node.args.get("false")]
+        scales = [
+            s
+            for s in (_decimal_scale(p, decimals) for p in parts if p is not None)
+            if s is not None
+        ]
+        return max(scales) if scales else None
+    return None
+
+
+def decimal_names(parsed: list[exp.Expression | None], sources: dict[str, int]) -> dict[str, int]:
+    """Every name that holds an exact DECIMAL in a script: the sources' DECIMAL columns, the
+    DECIMAL columns its CREATE TABLEs declare, and the aliases of decimal values (to a fixpoint;
+    SQLite has no types to ask, so this goes by name, as dates and timestamps do)."""
+    names = dict(sources)
+    for expression in parsed:
+        for column in expression.find_all(exp.ColumnDef) if expression else ():
+            kind = column.args.get("kind")
+            if isinstance(kind, exp.DataType) and kind.is_type(exp.DataType.Type.DECIMAL):
+                scale = int(kind.expressions[1].this.this) if len(kind.expressions) == 2 else 0
+                names[column.name.lower()] = scale
+    while True:
+        found = {
+            alias.alias.lower(): scale
+            for expression in parsed
+            if expression is not None
+            for alias in expression.find_all(exp.Alias)
+            if alias.alias.lower() not in names
+            and (scale := _decimal_scale(alias.this, names)) is not None
+        }
+        if not found:
+            return names
+        names.update(found)
+
+
+def _sqlite_exact_decimals(expression: exp.Expression, decimals: dict[str, int]) -> exp.Expression:
+    """DuckDB's DECIMAL is exact; SQLite holds it as a binary float, so sums of the same amounts
+    in another order differ in the last bit, break ties and miss "exactly 0". Every decimal
+    CAST, SUM (aggregate or window) and sum or difference is rounded to its scale, which
+    gives the float nearest the exact decimal whatever the order of addition."""
+
+    def rounded(node: exp.Expression, scale: int) -> exp.Expression:
+        return exp.Round(this=node, decimals=exp.Literal.number(scale))
+
+    for node in reversed(list(expression.walk())):  # children before their parents
+        if isinstance(node, exp.Cast):
+            scale = _decimal_scale(node, decimals)
+            if scale is not None and _decimal_scale(node.this, decimals) == scale:
+                node.replace(node.this.copy())  # already rounded to the scale
+            elif scale is not None:
+                node.replace(rounded(node.this.copy(), scale))
+        elif isinstance(node, exp.Sum):
+            scale = _decimal_scale(node.this, decimals)
+            top = node  # the whole aggregate: with its FILTER (WHERE ...) and OVER (...)
+            while isinstance(top.parent, exp.Filter | exp.Window) and top.parent.this is top:
+                top = top.parent
+            if scale is not None:
+                top.replace(rounded(top.copy(), scale))
+        elif isinstance(node, exp.Add | exp.Sub) and not isinstance(node.parent, exp.Add | exp.Sub):
+            scale = _decimal_scale(node, decimals)
+            if scale is not None:
+                node.replace(rounded(node.copy(), scale))
+    return expression
+
+
+def _for_sqlite(
+    expression: exp.Expression, columns: dict[str, list[str]], decimals: dict[str, int]
+) -> exp.Expression:
     """DuckDB forms SQLite lacks, rewritten where the meaning is certain: GROUP BY ALL, NULL
     order, interval arithmetic, `* EXCLUDE` over a delivery table, DELETE ... USING (as
     WHERE EXISTS), and the WHERE an
     `INSERT ... SELECT ... ON CONFLICT` needs so SQLite does not read ON as a join's."""
     _sqlite_range_window(expression)
     _sqlite_arg_extremes(expression)
+    expression = _sqlite_exact_decimals(expression, decimals)
     expression = _sqlite_null_order(expression)
     for ordered in expression.find_all(exp.Ordered):
         if not isinstance(ordered.parent, exp.Order):  # ON CONFLICT keys: no NULL order
@@ -662,17 +759,36 @@ def delivery_columns(task: Task) -> dict[str, list[str]]:
     }
 
 
+def source_decimals(task: Task) -> dict[str, int]:
+    """The sources' DECIMAL(p, s) columns with their scales, by lower-case name."""
+    out = {}
+    for source in task.spec.sources:
+        for column, kind in source.columns.items():
+            parsed = exp.DataType.build(kind, dialect=AUTHORED)
+            if parsed.is_type(exp.DataType.Type.DECIMAL):
+                scale = parsed.expressions[1].this.this if len(parsed.expressions) == 2 else 0
+                out[column.lower()] = int(scale)
+    return out
+
+
 def transpile(
-    sql: str, engine: str, where: str = "script", columns: dict[str, list[str]] | None = None
+    sql: str,
+    engine: str,
+    where: str = "script",
+    columns: dict[str, list[str]] | None = None,
+    decimals: dict[str, int] | None = None,
 ) -> str:
-    """`sql` (DuckDB) in `engine`'s SQL, one statement a line group, each ending with ';'."""
+    """`sql` (DuckDB) in `engine`'s SQL, one statement a line group, each ending with ';'.
+    `columns` are the delivery tables' columns and `decimals` the sources' DECIMAL columns with
+    their scales (`delivery_columns`, `source_decimals`)."""
     if engine == AUTHORED:
         return sql
     try:
         parsed = sqlglot.parse(sql, read=AUTHORED)
         parsed = [None if e is None else _name_qualified_projections(e) for e in parsed]
         if engine == "sqlite":
-            parsed = [None if e is None else _for_sqlite(e, columns or {}) for e in parsed]
+            names = decimal_names(parsed, decimals or {})
+            parsed = [None if e is None else _for_sqlite(e, columns or {}, names) for e in parsed]
         if engine == "postgres":
             made = _tables_made(parsed)
             parsed = [None if e is None else _for_postgres(e, where, made, columns) for e in parsed]
@@ -706,6 +822,23 @@ def transpile(
     return "".join(statement + ";\n" for statement in out)
 
 
+def orphan_overrides(task: Task) -> list[str]:
+    """The task's engine override files with no script beside them to override (left behind when
+    a control was renamed or dropped): never read, and so never checked by any gate."""
+    from arrivalbench.engines import ENGINES
+
+    scripts = {"gold.sql", "existing.sql", *task.controls}
+    found = []
+    for engine in ENGINES:
+        if engine == AUTHORED:
+            continue
+        for path in sorted(task.folder.rglob(f"*.{engine}.sql")):
+            relative = path.relative_to(task.folder).as_posix()
+            if relative.removesuffix(f".{engine}.sql") + ".sql" not in scripts:
+                found.append(relative)
+    return found
+
+
 def script_for(task: Task, file: str, text: str, engine: str) -> str:
     """The task's script `file` (gold.sql, controls/x.sql, existing.sql) for `engine`: the
     override beside it when there is one, else `text` transpiled."""
@@ -714,7 +847,9 @@ def script_for(task: Task, file: str, text: str, engine: str) -> str:
     override = override_path(task.folder, file, engine)
     if override.is_file():
         return override.read_text(encoding="utf-8")
-    return transpile(text, engine, where=str(task.folder / file), columns=delivery_columns(task))
+    return transpile(
+        text, engine, str(task.folder / file), delivery_columns(task), source_decimals(task)
+    )
 
 
 def engine_task(task: Task, engine: str) -> Task:

@@ -28,7 +28,14 @@ from typing import Any, TypeVar
 
 from arrivalbench.baselines import NAIVE, baseline_script
 from arrivalbench.cache import VerdictCache
-from arrivalbench.dialects import TranspileError, delivery_columns, script_for, transpile
+from arrivalbench.dialects import (
+    TranspileError,
+    delivery_columns,
+    orphan_overrides,
+    script_for,
+    source_decimals,
+    transpile,
+)
 from arrivalbench.engines import get_engine
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.grade import Grader
@@ -151,6 +158,12 @@ def gate_task(task: Task, grader: Grader, seed_independent: bool = True) -> Task
                 f"description line {leak.line} uses hazard vocabulary '{leak.term}': "
                 f"{leak.context!r}"
             )
+        for orphan in orphan_overrides(task):
+            violate(
+                f"{orphan} overrides a script the task does not have; delete it, or rename it "
+                "after the script it is the engine's version of",
+                artifact=orphan,
+            )
         if not task.spec.controls:
             violate(
                 "has no negative control; add at least one under controls/ and declare what it "
@@ -241,11 +254,17 @@ def gate_task(task: Task, grader: Grader, seed_independent: bool = True) -> Task
             violate(str(exc), artifact="existing.sql")
 
     for baseline in NAIVE:
-        script = baseline_script(task, baseline)
+        script = baseline_script(task, baseline, engine)
         if script is None:
             continue
         try:
-            script = transpile(script, engine, f"baseline {baseline}", delivery_columns(task))
+            script = transpile(
+                script,
+                engine,
+                f"baseline {baseline}",
+                delivery_columns(task),
+                source_decimals(task),
+            )
         except TranspileError:  # a reference arm only: it never earns nor blocks a declaration
             continue
         try:

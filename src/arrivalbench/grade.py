@@ -292,8 +292,10 @@ def replay_command(
     schedule_file: str | None = None,
     seed_file: str | None = None,
     suite_dir: str | None = None,
+    engine: str = "duckdb",
 ) -> str:
-    """The exact command that replays one verdict, limits included when they are not the defaults.
+    """The exact command that replays one verdict, limits and engine included when they are not
+    the defaults.
 
     A verdict graded from a schedule file replays from that file; one from a private seed needs
     its seed file (a path: the secret never goes on a command line); a task that is not built in
@@ -316,4 +318,6 @@ def replay_command(
             if value != getattr(default, name):
                 shown = f"{value:g}" if isinstance(value, float) else str(value)
                 command += f" --{name.replace('_', '-')} {shown}"
+    if engine != "duckdb":
+        command += f" --engine {engine}"
     return command

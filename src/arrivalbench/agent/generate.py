@@ -24,8 +24,15 @@ from typing import Any
 
 from arrivalbench.agent.loop import TURNS, CellResult, GraderPool, repair_loop
 from arrivalbench.agent.models import MAX_TOKENS, Model
-from arrivalbench.agent.prompts import ARMS, arm_role, arm_sha256, build_prompt, check_arm
-from arrivalbench.engines import Limits
+from arrivalbench.agent.prompts import (
+    ARMS,
+    arm_role,
+    arm_sha256,
+    build_prompt,
+    check_arm,
+    check_engine,
+)
+from arrivalbench.engines import Limits, get_engine
 from arrivalbench.errors import UnknownNameError, UsageError
 from arrivalbench.seeds import DEFAULT_SEED
 from arrivalbench.spec import Task, get_task, load_suite, suite_hash, task_folders
@@ -105,18 +112,20 @@ def write_run(
     run: int = 1,
     role: str | None = None,
     runs: dict[str, int] | None = None,
+    engine: str = "duckdb",
 ) -> RunDir:
     """Finish a generated run: cells.parquet and the manifest, from finished cells.
 
     Each arm's `arm_info` names its `role` (a prompt arm's own, or `role` for imported arms) and
     the replicate `run` it belongs to (`runs[arm]`, else `run`), which the analysis reads to
-    choose the arms of its tests.
+    choose the arms of its tests. The manifest records `engine`, the engine the scripts were
+    written for: grade-run grades every cell on it.
     """
     arm_info = {
         r.arm: {
             "model": model,
             "prompt_arm": r.arm if r.arm in ARMS else None,
-            "prompt_sha256": arm_sha256(r.arm) if r.arm in ARMS else None,
+            "prompt_sha256": arm_sha256(r.arm, engine) if r.arm in ARMS else None,
             "turns": turns,
             "role": role or (arm_role(r.arm) if r.arm in ARMS else "model"),
             "run": (runs or {}).get(r.arm, run),
@@ -132,6 +141,7 @@ def write_run(
         config=config,
         arm_info=arm_info,
         seed_commitment=seed_commitment,
+        engine=engine,
     )
 
 
@@ -145,6 +155,7 @@ def _plan(
     max_tokens: int,
     seed_commitment: str | None,
     run: int = 1,
+    engine: str = "duckdb",
 ) -> dict[str, Any]:
     plan = {
         "model": model.name,
@@ -155,8 +166,10 @@ def _plan(
         "seed": seed,
         "max_tokens": max_tokens,
         "suite_hash": suite_hash(),
-        "prompt_sha256": {arm: arm_sha256(arm) for arm in arms},
+        "prompt_sha256": {arm: arm_sha256(arm, engine) for arm in arms},
     }
+    if engine != "duckdb":  # absent on DuckDB: older plans still match
+        plan["engine"] = engine
     if seed_commitment is not None:  # absent, not null, for a public run: older plans still match
         plan["seed_commitment"] = seed_commitment
     if run != 1:  # likewise: a first run's plan is the one older versions wrote
@@ -179,16 +192,20 @@ def generate(
     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
     seed_commitment: str | None = None,
     run: int = 1,
+    engine: str = "duckdb",
 ) -> RunDir:
     """Generate every missing cell, then write the run. Resumes a generation interrupted in `out`.
 
     The agent's snapshot checks use the public `seed` only; `seed_commitment` makes the run
     private (its hidden logs are graded later, from the secret, by grade-run). `run` is the
     replicate index recorded in arm_info (2 for an independent re-run of the same arms).
+    `engine` is the SQL dialect the prompts name, the engine the snapshot checks run on, and the
+    run's engine in its manifest.
     """
     out = Path(out)
     check_run_path(out)
     arms = [check_arm(a) for a in dict.fromkeys(arms)]
+    check_engine(engine)
     if k < 1 or turns < 1 or concurrency < 1 or run < 1 or max_tokens < 1:
         raise UsageError(
             f"-k {k}, --turns {turns}, --concurrency {concurrency}, --run {run}, "
@@ -204,11 +221,20 @@ def generate(
     for task in tasks:  # before any model call
         task.check_seed(seed, private=seed_commitment is not None)
     prompts = {
-        (arm, t.id): build_prompt(t, arm) for arm in arms for t in tasks
+        (arm, t.id): build_prompt(t, arm, engine) for arm in arms for t in tasks
     }  # a leak stops us here
     limits = limits or Limits()
     plan = _plan(
-        model, arms, k, [t.id for t in tasks], turns, seed, max_tokens, seed_commitment, run
+        model,
+        arms,
+        k,
+        [t.id for t in tasks],
+        turns,
+        seed,
+        max_tokens,
+        seed_commitment,
+        run,
+        engine,
     )
     if (out / "manifest.json").exists():
         raise RunStoreError(
@@ -217,6 +243,12 @@ def generate(
     plan_path = out / PLAN
     if plan_path.exists():
         previous = json.loads(plan_path.read_text(encoding="utf-8"))
+        if previous.get("engine", "duckdb") != engine:  # a DuckDB plan has no engine key
+            raise UsageError(
+                f"{out}: an interrupted generation on {previous.get('engine', 'duckdb')} is "
+                f"here; resume it with --engine {previous.get('engine', 'duckdb')} or choose a "
+                "new --out."
+            )
         changed = sorted(key for key in plan if previous.get(key) != plan[key])
         if changed:
             raise UsageError(
@@ -236,7 +268,8 @@ def generate(
     done = len(arms) * len(tasks) * k - len(todo)
     if done:
         log(f"resuming: {done} cells already generated, {len(todo)} to go")
-    graders = GraderPool(seed, limits)
+    get_engine(engine)  # a server engine starts (or fails to) before any model call
+    graders = GraderPool(seed, limits, engine)
 
     async def one(arm: str, task: Task, sample: int, gate: asyncio.Semaphore) -> None:
         async with gate:
@@ -281,6 +314,7 @@ def generate(
         config={"generation": plan},
         seed_commitment=seed_commitment,
         run=run,
+        engine=engine,
     )
 
 
@@ -294,11 +328,13 @@ def import_scripts(
     seed_commitment: str | None = None,
     role: str = "human",
     run: int = 1,
+    engine: str = "duckdb",
 ) -> RunDir:
     """A folder of scripts as an arm: `<task>.sql` is sample 0, `<task>.<n>.sql` (or `<task>/<n>.sql`) sample n.
 
     The arm's role is `human` unless `role` says otherwise (e.g. `reference` for hand-written
-    baselines, `model` for scripts a model wrote elsewhere).
+    baselines, `model` for scripts a model wrote elsewhere). `engine` is the engine the scripts
+    are written for, recorded as the run's.
     """
     if role not in ROLES:
         raise UnknownNameError("role", role, ROLES)
@@ -366,6 +402,7 @@ def import_scripts(
         seed_commitment=seed_commitment,
         role=role,
         run=run,
+        engine=engine,
     )
     for r in results:
         save_transcript(out, r)
@@ -385,6 +422,7 @@ def rerun_no_artifact(
     concurrency: int = 4,
     task_ids: list[str] | None = None,
     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
+    engine: str | None = None,
 ) -> tuple[RunDir, int]:
     """Ask the model again for the cells of a finished generated run that have no script for `reason`.
 
@@ -393,7 +431,8 @@ def rerun_no_artifact(
     earlier transcript moves to transcripts-superseded/ (nothing is deleted), the new one takes
     its place, and cells.parquet and the manifest (`config.reruns`) are rewritten. A cell that
     now has a script has no verdicts yet: `grade-run` grades it. `task_ids` limits it to those
-    tasks. Returns the run and the number of cells asked again.
+    tasks. The cells are asked and checked on the run's engine; an `engine` that differs from it
+    is refused. Returns the run and the number of cells asked again.
     """
     out = Path(out)
     run = RunDir.open(out)
@@ -404,6 +443,13 @@ def rerun_no_artifact(
             f"{out}: not a run written by 'arrivalbench generate'; --rerun-no-artifact asks the "
             "model of a generated run again."
         )
+    recorded = str(manifest.get("engine", "duckdb"))
+    if engine is not None and engine != recorded:
+        raise UsageError(
+            f"--engine {engine}: {out} was generated for {recorded} (its manifest says so); its "
+            f"cells are asked again on {recorded}: drop --engine."
+        )
+    engine = recorded
     if model.name != plan["model"]:
         raise UsageError(
             f"--model {model.name!r}: {out} was generated with {plan['model']!r}; re-run its cells "
@@ -429,14 +475,15 @@ def rerun_no_artifact(
             f"reasons present: {shown}."
         )
     for arm in sorted({c.arm for c in chosen}):
-        if arm not in ARMS or plan.get("prompt_sha256", {}).get(arm) != arm_sha256(arm):
+        if arm not in ARMS or plan.get("prompt_sha256", {}).get(arm) != arm_sha256(arm, engine):
             raise UsageError(
                 f"{out}: arm {arm!r} was generated with other prompt texts than the installed "
                 "ones; re-run it with the ArrivalBench version that generated it."
             )
     tasks = {t: get_task(t) for t in sorted({c.task for c in chosen})}
     seed, turns = manifest["base_seed"], plan["turns"]
-    graders = GraderPool(seed, Limits())
+    get_engine(engine)
+    graders = GraderPool(seed, Limits(), engine)
     results: dict[tuple[str, str, int], CellResult] = {}
 
     async def one(cell: Cell, gate: asyncio.Semaphore) -> None:
@@ -448,7 +495,7 @@ def rerun_no_artifact(
 
             result = await repair_loop(
                 task,
-                build_prompt(task, cell.arm),
+                build_prompt(task, cell.arm, engine),
                 cell.sample,
                 model,
                 check,

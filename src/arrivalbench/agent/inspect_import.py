@@ -30,7 +30,7 @@ from arrivalbench.agent.generate import cell_of, save_transcript, write_run
 from arrivalbench.agent.inspect_task import METADATA, TRANSCRIPT
 from arrivalbench.agent.loop import CellResult
 from arrivalbench.agent.prompts import ARMS, arm_sha256
-from arrivalbench.engines import Limits, get_engine
+from arrivalbench.engines import ENGINES, Limits, get_engine
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.spec import suite_hash
 from arrivalbench.store import RunDir, verdict_row
@@ -91,7 +91,13 @@ def _settings(path: Path, log: EvalLog) -> dict[str, Any]:
             "--suite-dir folders (or ARRIVALBENCH_SUITE_PATH) the eval ran with."
         )
     arm = info.get("arm")
-    if arm in ARMS and info.get("prompt_sha256") != arm_sha256(arm):
+    engine = info.get("engine", "duckdb")
+    if engine not in ENGINES:
+        raise InspectLogError(
+            f"{path}: engine {engine!r} in its metadata; this ArrivalBench knows "
+            f"{', '.join(ENGINES)}: import it with the version that wrote it."
+        )
+    if arm in ARMS and info.get("prompt_sha256") != arm_sha256(arm, engine):
         raise InspectLogError(
             f"{path}: made with other prompt texts for arm '{arm}' than the installed ones; "
             "import it with the matching ArrivalBench version."
@@ -101,6 +107,7 @@ def _settings(path: Path, log: EvalLog) -> dict[str, Any]:
         "seed": info["seed"],
         "turns": info["turns"],
         "max_tokens": info.get("max_tokens"),
+        "engine": engine,
     }
 
 
@@ -230,11 +237,12 @@ def import_inspect(log_dir: Path, out: Path, seed_commitment: str | None = None)
         config=config,
         seed_commitment=seed_commitment,
         runs=runs,
+        engine=settings["engine"],
     )
     for result in results:
         save_transcript(out, result)
     if seed_commitment is None:
-        keep_verdicts(run, results, records, settings["seed"])
+        keep_verdicts(run, results, records, settings["seed"], settings["engine"])
     return run
 
 
@@ -243,13 +251,15 @@ def keep_verdicts(
     results: list[CellResult],
     records: dict[tuple[str, str, int], dict[str, Any]],
     seed: int,
+    engine: str = "duckdb",
 ) -> int:
     """Store the scorer's verdicts as the run's verdict rows; returns how many rows were kept.
 
-    A record is kept only when grade-run would have made the same one: this harness and engine
-    version, the cell's own script, the run's public seed. Timings of kept rows are unknown.
+    A record is kept only when grade-run would have made the same one: this harness, the run's
+    engine at this version, the cell's own script, the run's public seed. Timings of kept rows
+    are unknown.
     """
-    engine_version = get_engine().version
+    engine_version = get_engine(engine).version
     rows: list[dict[str, Any]] = []
     for result in results:
         cell = cell_of(result)
@@ -259,6 +269,7 @@ def keep_verdicts(
             or cell.artifact_sha256 is None
             or record.get("artifact_sha256") != cell.artifact_sha256
             or record.get("harness_version") != __version__
+            or record.get("engine", "duckdb") != engine
             or record.get("engine_version") != engine_version
             or record.get("seed") != seed
             or "seed_commitment" in record

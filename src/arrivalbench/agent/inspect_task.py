@@ -10,6 +10,8 @@ refuses repeated epochs).
   no-artifact reason; the sample's output is the final script. A model call that fails after
   the provider's retries fails the sample (it is not a cell without a script), so
   `inspect eval-retry LOG` runs exactly those samples again.
+- `-T engine=sqlite|postgres` (default duckdb) names the engine: the prompts name its SQL
+  dialect, and the snapshot checks and the scorer run the script on it.
 - The scorer replays the final script over the task's default schedules and scores a dict
   {schedule: "PASS" | "FAIL" | "ERROR" | "NO_ARTIFACT"}, with the whole grade record and the
   cell in the score's metadata.
@@ -50,7 +52,13 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from arrivalbench.agent.inspect_model import InspectModel
 from arrivalbench.agent.loop import TURNS, CellResult, GraderPool, repair_loop
 from arrivalbench.agent.models import MAX_TOKENS, temperature
-from arrivalbench.agent.prompts import arm_role, arm_sha256, build_prompt, check_arm
+from arrivalbench.agent.prompts import (
+    arm_role,
+    arm_sha256,
+    build_prompt,
+    check_arm,
+    check_engine,
+)
 from arrivalbench.analysis.stats import outcomes, rate, task_rates
 from arrivalbench.engines import Limits
 from arrivalbench.errors import UsageError
@@ -70,7 +78,9 @@ CELL = "cell"
 """The key, in a score's metadata, of the cell the metrics rebuild: task, arm, sample, outcome."""
 TASK_VERSION = 2
 """Bumped when what a sample is told, how it is scored or what the metrics mean changes
-(2: the paper's prompt texts, the arms' roles, summary's metrics, model errors fail a sample)."""
+(2: the paper's prompt texts, the arms' roles, summary's metrics, model errors fail a sample).
+The `engine` parameter added no bump: with its default (duckdb) every sample is told and scored
+exactly as before, and another engine's samples differ by a parameter Inspect records."""
 PRIMARY_METRIC = "gap"
 
 
@@ -82,8 +92,8 @@ class EvalGraders:
     leaves no process behind.
     """
 
-    def __init__(self, seed: int, limits: Limits) -> None:
-        self.pool = GraderPool(seed, limits)
+    def __init__(self, seed: int, limits: Limits, engine: str = "duckdb") -> None:
+        self.pool = GraderPool(seed, limits, engine)
         self.size = os.cpu_count() or 1
         self.leases = 0
         self.limiter: anyio.CapacityLimiter | None = None
@@ -115,12 +125,15 @@ class EvalGraders:
         return await self.run(self.pool.grade, task, script, schedules)
 
 
-_POOLS: dict[tuple[int, Limits], EvalGraders] = {}
+_POOLS: dict[tuple[int, Limits, str], EvalGraders] = {}
 
 
-def grader_pool(seed: int, limits: Limits | None = None) -> EvalGraders:
+def grader_pool(seed: int, limits: Limits | None = None, engine: str = "duckdb") -> EvalGraders:
     limits = limits or Limits()
-    return _POOLS.setdefault((seed, limits), EvalGraders(seed, limits))
+    key = (seed, limits, engine)
+    if key not in _POOLS:
+        _POOLS[key] = EvalGraders(seed, limits, engine)
+    return _POOLS[key]
 
 
 def task_ids(tasks: str | list[str] | None) -> list[str]:
@@ -134,11 +147,11 @@ def task_ids(tasks: str | list[str] | None) -> list[str]:
     return ids
 
 
-def samples(arm: str, k: int, ids: list[str]) -> list[Sample]:
+def samples(arm: str, k: int, ids: list[str], engine: str = "duckdb") -> list[Sample]:
     """One sample per (task, sample index); the index sets the temperature."""
     out = []
     for task_id in ids:
-        prompt = build_prompt(get_task(task_id), arm)
+        prompt = build_prompt(get_task(task_id), arm, engine)
         for index in range(k):
             out.append(
                 Sample(
@@ -186,15 +199,21 @@ def loop_model(model: InspectAIModel) -> InspectModel:
 
 
 @solver
-def repair(turns: int = TURNS, seed: int = DEFAULT_SEED, max_tokens: int = MAX_TOKENS) -> Solver:
-    """The repair loop with the eval's model: at most `turns` replies, each script checked on the snapshot."""
+def repair(
+    turns: int = TURNS,
+    seed: int = DEFAULT_SEED,
+    max_tokens: int = MAX_TOKENS,
+    engine: str = "duckdb",
+) -> Solver:
+    """The repair loop with the eval's model: at most `turns` replies, each script checked on the
+    snapshot on `engine`."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         cell = state.metadata
         suite_task = get_task(cell["task"])
-        prompt = build_prompt(suite_task, cell["arm"])
+        prompt = build_prompt(suite_task, cell["arm"], engine)
         model = loop_model(get_model())
-        pool = grader_pool(seed)
+        pool = grader_pool(seed, engine=engine)
         async with pool.lease():
             result = await repair_loop(
                 suite_task,
@@ -337,8 +356,9 @@ def all_in() -> Metric:
 
 
 @scorer(metrics=[gap(), gap_stderr(), snapshot_pass(), error(), all_in(), schedule_pass()])
-def replay(seed: int = DEFAULT_SEED) -> Scorer:
-    """Replay the final script over the task's default schedules: a verdict string per schedule."""
+def replay(seed: int = DEFAULT_SEED, engine: str = "duckdb") -> Scorer:
+    """Replay the final script over the task's default schedules on `engine`: a verdict string
+    per schedule."""
 
     async def score(state: TaskState, target: Target) -> Score:
         suite_task = get_task(state.metadata["task"])
@@ -365,7 +385,7 @@ def replay(seed: int = DEFAULT_SEED) -> Scorer:
                     CELL: {**cell, "no_artifact_reason": reason},
                 },
             )
-        pool = grader_pool(seed)
+        pool = grader_pool(seed, engine=engine)
         async with pool.lease():
             record = await pool.grade(suite_task, script, schedules)
         verdicts = {name: entry["verdict"] for name, entry in record["verdicts"].items()}
@@ -394,12 +414,16 @@ def arrivalbench(
     seed: int = DEFAULT_SEED,
     max_tokens: int = MAX_TOKENS,
     run: int = 1,
+    engine: str = "duckdb",
 ) -> Task:
     """ArrivalBench cells of one arm: every task (or `tasks`, a comma list) with samples 0..k-1.
 
-    `run` is the replicate index the import records for the arm (2 for an independent re-run).
+    `run` is the replicate index the import records for the arm (2 for an independent re-run);
+    `engine` (duckdb, sqlite or postgres) is the SQL dialect the prompts name and the engine the
+    scripts are checked and scored on.
     """
     check_arm(arm)
+    check_engine(engine)
     k, turns, seed = int(k), int(turns), int(seed)
     max_tokens, run = int(max_tokens), int(run)
     if k < 1 or turns < 1 or max_tokens < 1 or run < 1:
@@ -416,14 +440,16 @@ def arrivalbench(
         "seed": seed,
         "max_tokens": max_tokens,
         "suite_hash": suite_hash(),
-        "prompt_sha256": arm_sha256(arm),
+        "prompt_sha256": arm_sha256(arm, engine),
         "role": arm_role(arm),
         "run": run,
+        "engine": engine,
     }
+    name = f"arrivalbench-{arm}" if engine == "duckdb" else f"arrivalbench-{arm}-{engine}"
     return Task(
-        dataset=MemoryDataset(samples(arm, k, ids), name=f"arrivalbench-{arm}"),
-        solver=repair(turns=turns, seed=seed, max_tokens=max_tokens),
-        scorer=replay(seed=seed),
+        dataset=MemoryDataset(samples(arm, k, ids, engine), name=name),
+        solver=repair(turns=turns, seed=seed, max_tokens=max_tokens, engine=engine),
+        scorer=replay(seed=seed, engine=engine),
         metadata={METADATA: info},
         version=TASK_VERSION,
     )

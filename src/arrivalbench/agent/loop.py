@@ -244,10 +244,11 @@ class GraderPool:
 
     A Grader holds a sandbox worker process; a thread takes a free one or starts a new one, so
     the pool grows to the number of threads grading at once. Blocking: call it off the event loop.
+    Every grader runs scripts on `engine`, the engine the cells' prompts name.
     """
 
-    def __init__(self, seed: int, limits: Limits) -> None:
-        self.seed, self.limits = seed, limits
+    def __init__(self, seed: int, limits: Limits, engine: str = "duckdb") -> None:
+        self.seed, self.limits, self.engine = seed, limits, engine
         self._free: queue.SimpleQueue[Grader] = queue.SimpleQueue()
         self._all: list[Grader] = []
         self._lock = threading.Lock()
@@ -257,7 +258,7 @@ class GraderPool:
         try:
             grader = self._free.get_nowait()
         except queue.Empty:
-            grader = Grader(seed=self.seed, limits=self.limits)
+            grader = Grader(seed=self.seed, limits=self.limits, engine_name=self.engine)
             with self._lock:
                 self._all.append(grader)
         try:

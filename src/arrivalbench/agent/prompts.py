@@ -17,6 +17,12 @@ at most one paragraph:
 Every arm but `unhinted` has role `intervention`. Every text sent in an arm that is not warned
 (all but the hints) passes the hazard-vocabulary scan of leak.py; a text that fails it raises
 LeakError before any model is called.
+
+The system prompt names the engine the script runs on: `system.md` (DuckDB, the texts of every
+earlier run, unchanged), `system.sqlite.md` and `system.postgres.md`, each with the engine's
+facts a script needs (types as they arrive, what rebuilds a table, upserts, what is refused).
+Every other text is shared; on another engine the existing pipeline of a modify or repair task
+is shown in that engine's SQL (dialects.script_for), as its gate runs it.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from arrivalbench.engines import ENGINES
 from arrivalbench.errors import ArrivalBenchError, UnknownNameError
 from arrivalbench.leak import scan
 from arrivalbench.spec import Task
@@ -66,15 +73,27 @@ def check_arm(arm: str) -> str:
     return arm
 
 
+def check_engine(engine: str) -> str:
+    if engine not in ENGINES:
+        raise UnknownNameError("engine", engine, ENGINES)
+    return engine
+
+
+def system_file(engine: str = "duckdb") -> str:
+    """The system prompt's template for `engine` (DuckDB's keeps its name, and its bytes)."""
+    return "system.md" if check_engine(engine) == "duckdb" else f"system.{engine}.md"
+
+
 def arm_role(arm: str) -> str:
     """The role of a prompt arm in the analysis: `model` for the unhinted arm, else `intervention`."""
     return "model" if check_arm(arm) == BASELINE_ARM else "intervention"
 
 
-def arm_sha256(arm: str) -> str:
-    """Version of an arm's prompt templates: the hash of every text file the arm can send."""
+def arm_sha256(arm: str, engine: str = "duckdb") -> str:
+    """Version of an arm's prompt templates on `engine`: the hash of every text file the arm can
+    send (on DuckDB the same hash as before engines were named)."""
     names = [
-        "system.md",
+        system_file(engine),
         "user.md",
         "existing.md",
         "feedback_error.md",
@@ -107,15 +126,22 @@ def _columns(columns: dict[str, str]) -> str:
     )
 
 
-def build_prompt(task: Task, arm: str) -> Prompt:
-    """The opening system and user messages of one cell; raises LeakError for a warned text in a silent arm."""
+def build_prompt(task: Task, arm: str, engine: str = "duckdb") -> Prompt:
+    """The opening system and user messages of one cell on `engine`; raises LeakError for a
+    warned text in a silent arm."""
     check_arm(arm)
+    system = text(system_file(engine))
+    existing_sql = task.existing_sql
+    if engine != "duckdb" and existing_sql:
+        from arrivalbench.dialects import script_for
+
+        existing_sql = script_for(task, "existing.sql", existing_sql, engine)  # as the gate runs it
     spec = task.spec
     sources = "\n".join(
         f"`{s.name}`, received in batches as `{s.name}_batch`:\n\n{_columns(s.columns)}"
         for s in spec.sources
     )
-    existing = _fill("existing.md", script=task.existing_sql.strip()) if task.existing_sql else ""
+    existing = _fill("existing.md", script=existing_sql.strip()) if existing_sql else ""
     batch_tables = " and ".join(f"`{s.name}_batch`" for s in spec.sources)
     user = _fill(
         "user.md",
@@ -130,8 +156,8 @@ def build_prompt(task: Task, arm: str) -> Prompt:
     )
     if ARM_PARAGRAPH[arm]:
         user = user.rstrip("\n") + "\n\n" + text(ARM_PARAGRAPH[arm])  # type: ignore[arg-type]
-    prompt = Prompt(arm=arm, system=text("system.md"), user=user)
-    guard(arm, prompt.system, f"system prompt of arm {arm}")
+    prompt = Prompt(arm=arm, system=system, user=user)
+    guard(arm, prompt.system, f"system prompt of arm {arm} on {engine}")
     guard(arm, prompt.user, f"task prompt of {task.id} in arm {arm}")
     return prompt
 

@@ -9,7 +9,8 @@ Every arm of a run plays one role:
 - `human`: scripts written by people.
 
 and belongs to one run index (1 for the first run of an arm, 2 for its replicate, ...). Runs record
-both in `arm_info` (`role`, `run`); for runs that predate that, they are inferred here. The sign
+both in `arm_info` (`role`, `run`); for runs that predate that, they are inferred here. The same
+arm graded on another engine is not a replicate: run indices are counted per engine. The sign
 tests, the signature and the replication table count only model arms of run 1 unless the report is
 told otherwise (`report --arms` / `--runs`), so reference arms, interventions and replicate runs
 never pad a test with draws that are not independent model answers.
@@ -82,20 +83,23 @@ def infer_role(arm: str, info: Mapping[str, Any] | None) -> Role:
 
 def arm_roles(
     runs: list[tuple[str, Mapping[str, Mapping[str, Any]], list[str]]],
+    engines: Mapping[str, str] | None = None,
 ) -> dict[tuple[str, str], ArmRole]:
     """(run name, arm) -> ArmRole for every arm of the given runs, in the order given.
 
-    `runs` holds (run name, arm_info, arms) per run. A run index recorded in arm_info wins;
-    otherwise the first run holding an arm (with the same model) is run 1, the next run 2, and so
-    on, so a replicate given second is never counted as a first run.
+    `runs` holds (run name, arm_info, arms) per run, `engines` the engine of each run name (one
+    engine when absent). A run index recorded in arm_info wins; otherwise the first run holding an
+    arm (with the same model, on the same engine) is run 1, the next run 2, and so on, so a
+    replicate given second is never counted as a first run, and the same arm graded on a second
+    engine is not counted as a replicate.
     """
-    seen: dict[tuple[str, Any], int] = {}
+    seen: dict[tuple[str, Any, str | None], int] = {}
     out: dict[tuple[str, str], ArmRole] = {}
     for name, arm_info, arms in runs:
         for arm in sorted(arms):
             info = arm_info.get(arm) or {}
             role = infer_role(arm, info)
-            key = (arm, info.get("model"))
+            key = (arm, info.get("model"), (engines or {}).get(name))
             seen[key] = seen.get(key, 0) + 1
             recorded_run = info.get("run")
             if recorded_run is not None and (

@@ -154,19 +154,29 @@ def outcomes(cells: list[Cell], verdicts: pa.Table, tasks: dict[str, Task]) -> l
 
 
 CONSTRAINT = "constraint_violation"
+CONSTRAINT_MESSAGES = (
+    "Constraint Error",  # DuckDB
+    "constraint failed",  # SQLite: UNIQUE / NOT NULL / CHECK constraint failed
+    "violates unique constraint",  # PostgreSQL, and the three below
+    "violates not-null constraint",
+    "violates check constraint",
+    "violates foreign key constraint",
+)
+"""How each engine words a SQL error raised by a constraint."""
 
 
 def error_class(stored: str | None, record: str | None) -> str:
     """The error class a report shows: a SQL error raised by a key or NOT NULL constraint (the
-    engine's "Constraint Error") is split out of sql_error as constraint_violation, because it is
-    a guard firing (a declared key refusing a duplicate), not a script that cannot run."""
+    engine's "Constraint Error", SQLite's "constraint failed", PostgreSQL's "violates ...
+    constraint") is split out of sql_error as constraint_violation, because it is a guard firing
+    (a declared key refusing a duplicate), not a script that cannot run."""
     cls = stored or "unknown"
     if cls == "sql_error" and record:
         try:
             message = str(json.loads(record).get("message") or "")
         except (ValueError, AttributeError):
             message = ""
-        if "Constraint Error" in message:
+        if any(marker in message for marker in CONSTRAINT_MESSAGES):
             return CONSTRAINT
     return cls
 

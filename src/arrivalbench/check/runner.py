@@ -8,6 +8,13 @@ carry is replayed; a hazard the log gives nothing to work with (schema evolution
 `--evolving-column`, a backfill without a day of several events) is skipped with the reason.
 With an arrival column, the full refresh sees each event with its first arrival time, which
 differs between schedules: it is recomputed per distinct set of first arrivals.
+
+Engines: a SQL pipeline runs on `--engine` (DuckDB, SQLite or PostgreSQL), and so does every
+piece of SQL the user gives: the full refresh is the same script on the same engine, and an
+`--oracle` query runs there too (as `CREATE TABLE ... AS <query>` over the complete log), so
+a PostgreSQL pipeline is judged by PostgreSQL's own semantics, never by DuckDB's reading of
+it. On SQLite and PostgreSQL the source arrives in batch mode only (their sessions have no
+landing-table append), and dbt projects run on dbt-duckdb only; both are refused up front.
 """
 
 from __future__ import annotations
@@ -41,6 +48,8 @@ from arrivalbench.seeds import derive_seed
 
 CHECK_SCHEDULES: tuple[str, ...] = tuple(n for n in REGISTRY if n != "snapshot")
 """The suite's schedules but the snapshot (with one log, it is single_batch)."""
+ORACLE_TABLE = "arrivalbench_oracle"
+"""The table an --oracle query fills on an engine other than DuckDB."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,7 @@ class CheckConfig:
     schedules: str | None = None
     oracle: Path | None = None
     ignore_columns: tuple[str, ...] = ()
+    engine: str = "duckdb"
 
     @property
     def is_dbt(self) -> bool:
@@ -104,6 +114,16 @@ def validate(config: CheckConfig) -> None:
         )
     if config.mode is not None and config.mode not in MODES:
         raise UsageError(f"--mode {config.mode}: give batch or landing.")
+    if config.engine != "duckdb" and config.is_dbt:
+        raise UsageError(
+            f"check --dbt-project runs dbt-duckdb only; --engine {config.engine} is for "
+            "--pipeline P.sql (drop --engine to check the dbt project on DuckDB)."
+        )
+    if config.engine != "duckdb" and config.resolved_mode == "landing":
+        raise UsageError(
+            f"check --mode landing is DuckDB only for now; on --engine {config.engine} the "
+            "source arrives as a batch table (--mode batch)."
+        )
     if config.oracle is not None and not config.oracle.is_file():
         raise CheckInputError(f"--oracle {config.oracle}: file not found; pass a .sql query.")
 
@@ -186,6 +206,7 @@ class Check:
         config = self.config
         validate(config)
         names = resolve(config.schedules)
+        get_engine(config.engine)  # a server engine starts here, before the worker that uses it
         self._scratch = tempfile.mkdtemp(prefix="arrivalbench-check-")
         self._sandbox = Sandbox()
         try:
@@ -243,13 +264,16 @@ class Check:
                 mode,
                 arrival,
                 stamps,
+                engine=config.engine,
             )
 
         def expected_for(schedule: Schedule, sandbox: Sandbox) -> pa.Table | RunError:
             stamps = first_arrivals(log, schedule, base) if arrival else None
             key = "" if stamps is None else hashlib.sha256(stamps.tobytes()).hexdigest()
             if key not in expected_cache:
-                if oracle_sql is not None:
+                if oracle_sql is not None and config.engine != "duckdb":
+                    expected_cache[key] = self._engine_oracle(oracle_sql, log_file, stamps, sandbox)
+                elif oracle_sql is not None:
                     expected_cache[key] = self._query_oracle(log, oracle_table, oracle_sql, stamps)
                 else:
                     started = time.perf_counter()
@@ -292,7 +316,7 @@ class Check:
             assert script is not None
             sha = artifact_sha256(script)
             extra = {}
-        engine = get_engine("duckdb")
+        engine = get_engine(config.engine)
         record = {
             "format": RECORD_FORMAT,
             "task": target,
@@ -327,6 +351,47 @@ class Check:
             raise CheckInputError(
                 f"--oracle {self.config.oracle}: the query failed ({first})."
             ) from None
+
+    def _engine_oracle(
+        self, sql: str, log_file: LogFile, stamps: np.ndarray | None, sandbox: Sandbox
+    ) -> pa.Table:
+        """The user's --oracle query over the complete log, run on the pipeline's engine in the
+        sandbox (the source table delivered once, as a batch)."""
+        config = self.config
+        assert config.source_table is not None
+        engine = get_engine(config.engine)
+        try:
+            statements = engine.split(sql)
+        except engine.errors as exc:  # PostgreSQL's parser (sqlglot) rejects the text
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise CheckInputError(
+                f"--oracle {config.oracle}: does not parse as {config.engine} SQL ({first})."
+            ) from None
+        if len(statements) != 1:
+            raise CheckInputError(
+                f"--oracle {config.oracle}: holds {len(statements)} statements; give one query "
+                "(a SELECT or WITH ... SELECT) over the source table."
+            )
+        job = SqlCheckJob(
+            f"CREATE TABLE {ORACLE_TABLE} AS {statements[0].text}",
+            config.limits,
+            log_file,
+            None,
+            config.source_table,
+            ORACLE_TABLE,
+            "batch",
+            config.columns.arrival_column,
+            stamps,
+            engine=config.engine,
+        )
+        result = sandbox.run(job)
+        if result.error is not None:
+            raise CheckInputError(
+                f"--oracle {config.oracle}: the query failed on {config.engine} "
+                f"({result.error.message.strip().splitlines()[0] if result.error.message else result.error.error_class})."
+            )
+        assert result.target is not None
+        return result.target
 
     def _verdict(
         self,

@@ -129,8 +129,15 @@ def get_engine(name: str = "duckdb") -> Engine:
 
         return SQLiteEngine()
     if name == "postgres":
-        from arrivalbench.engines.postgres import PostgresEngine
+        from arrivalbench.engines.postgres import PostgresEngine, PostgresUnavailable
 
+        try:
+            import psycopg  # noqa: F401  (the client every PostgreSQL session speaks through)
+        except ImportError:
+            raise PostgresUnavailable(
+                "--engine postgres needs the psycopg client, which is not installed: "
+                "pip install -e '.[postgres]' (make test installs it)."
+            ) from None
         return PostgresEngine()
     raise UnknownNameError("engine", name, list(ENGINES))
 

@@ -78,7 +78,9 @@ def explain_run(
                 task = tasks[verdict["task"]]
                 schedule, log = build_schedule(task, verdict["schedule"], config.seed, private)
                 script = run.artifact(verdict["artifact_sha256"])
-                labels = diagnose_schedule(task, script, schedule, log, config.limits, sandbox)
+                labels = diagnose_schedule(
+                    task, script, schedule, log, config.limits, sandbox, config.engine
+                )
                 keys = (*VERDICT_KEY, "artifact_sha256", "schedule_sha256")
                 row = {k: verdict[k] for k in keys}
                 row |= {"diagnosis": labels or ["unclassified"], "harness_version": __version__}

@@ -119,13 +119,14 @@ def explain(
     max_replays: int = DEFAULT_MAX_REPLAYS,
     shrinking: bool = True,
     seed: int | None = None,
+    engine: str = "duckdb",
 ) -> Explanation:
     """Shrink, locate and diagnose one schedule's verdict for one artifact.
 
     `seed` is the base seed the schedule was built from, as the user gave it (default: the
-    schedule's own seed, as a schedule file records it).
+    schedule's own seed, as a schedule file records it). `engine` is the one the pipeline runs on.
     """
-    with Runner(task, script, schedule, log, limits or Limits()) as runner:
+    with Runner(task, script, schedule, log, limits or Limits(), engine_name=engine) as runner:
         return _explain(runner, schedule, budget_seconds, max_replays, shrinking, seed)
 
 
@@ -186,10 +187,12 @@ def diagnose_schedule(
     log: Log,
     limits: Limits | None = None,
     sandbox: Sandbox | None = None,
+    engine: str = "duckdb",
 ) -> list[str]:
     """The diagnosis of one schedule's FAIL without shrinking: a replay or two, for `grade` and
     `grade-run --explain` (which shares one worker across cells through `sandbox`)."""
-    with Runner(task, script, schedule, log, limits or Limits(), sandbox=sandbox) as runner:
+    runner = Runner(task, script, schedule, log, limits or Limits(), engine, sandbox=sandbox)
+    with runner:
         outcome = runner.run(schedule.deliveries)
         if outcome.verdict == ("PASS",):
             return []
@@ -204,6 +207,7 @@ def explain_command(
     *,
     seed_file: str | None = None,
     suite_dir: str | None = None,
+    engine: str = "duckdb",
 ) -> str:
     """The command that explains one failing verdict (`schedule` is a name or a schedule file)."""
     import shlex
@@ -217,6 +221,8 @@ def explain_command(
         command += f" --seed {seed}"
     if seed_file is not None:
         command += f" --seed-file {shlex.quote(seed_file)}"
+    if engine != "duckdb":
+        command += f" --engine {engine}"
     return command
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arrivalbench.analysis.engines import DEFAULT_ENGINE
 from arrivalbench.analysis.guards import GuardSplit, artifact_idioms, guard_split
 from arrivalbench.analysis.idioms import Idioms
 from arrivalbench.analysis.roles import ArmRole, arm_roles
@@ -47,6 +48,11 @@ class Source:
     name: str
     labels: dict[str, str]  # arm as stored -> label in the report
     outcomes: list[CellOutcome]  # arms as stored
+
+    @property
+    def engine(self) -> str:
+        """The engine the run was graded on (its manifest's `engine`)."""
+        return str(self.run.manifest.get("engine") or DEFAULT_ENGINE)
 
 
 # -- reading the runs ------------------------------------------------------------------------------
@@ -166,11 +172,30 @@ class Analysis:
     @functools.cached_property
     def roles(self) -> dict[str, ArmRole]:
         """label -> the arm's role and run index (recorded in arm_info, else inferred; roles.py)."""
-        found = arm_roles([(s.name, s.run.arm_info(), sorted(s.labels)) for s in self.sources])
+        found = arm_roles(
+            [(s.name, s.run.arm_info(), sorted(s.labels)) for s in self.sources],
+            engines={s.name: s.engine for s in self.sources},
+        )
         return {s.labels[arm]: found[(s.name, arm)] for s in self.sources for arm in s.labels}
 
     def role(self, label: str) -> str:
         return self.roles[label].role
+
+    # -- engines ----------------------------------------------------------------------------------
+
+    @functools.cached_property
+    def engines(self) -> list[str]:
+        """The engines the runs were graded on, in the order the runs were given."""
+        return list(dict.fromkeys(s.engine for s in self.sources))
+
+    @property
+    def several_engines(self) -> bool:
+        return len(self.engines) > 1
+
+    @functools.cached_property
+    def engine_of(self) -> dict[str, str]:
+        """label -> the engine of the run holding it."""
+        return {label: s.engine for s in self.sources for label in s.labels.values()}
 
     @property
     def runs(self) -> frozenset[int]:
@@ -181,10 +206,16 @@ class Analysis:
         """The labels the sign tests and the signature count, in the report's arm order.
 
         By default the model arms (unhinted) of run 1; `--arms` names arms (by label or by name
-        as stored) instead of the model role, and `--runs` other run indices instead of 1.
+        as stored) instead of the model role, and `--runs` other run indices instead of 1. When the
+        runs span several engines, the default counts the model arms on the first run's engine
+        only: the same answers graded on another engine are not further draws.
         """
         if self.chosen_arms is None:
-            picked = {label for label, r in self.roles.items() if r.role == "model"}
+            picked = {
+                label
+                for label, r in self.roles.items()
+                if r.role == "model" and self.engine_of[label] == self.engines[0]
+            }
         else:
             stored = {label: arm for s in self.sources for arm, label in s.labels.items()}
             unknown = [

@@ -17,6 +17,7 @@ from pathlib import Path
 from arrivalbench.analysis.stats import DEFAULT_BOOTSTRAP_SEED, signature
 from arrivalbench.errors import UsageError
 from arrivalbench.report.analysis import Analysis, Source, labelled, load_sources
+from arrivalbench.report.engines import engine_figure, engine_table, engine_verdict_table
 from arrivalbench.report.figures import Figure, guard_figure, hazard_figure, snapshot_gap_figure
 from arrivalbench.report.tables import (
     Num,
@@ -104,6 +105,11 @@ def build_report(
         snapshot_gap_figure(a),
         hazards,
         hazard_figure(a),
+        *(
+            (engine_table(a, sigs), engine_figure(a, sigs), engine_verdict_table(a))
+            if a.several_engines
+            else ()
+        ),
         intervention_table(a),
         repair_table(a),
         repair_effect_table(a),
@@ -261,6 +267,10 @@ def _numeric(table: Table, i: int) -> bool:
     return any(isinstance(row[i], Num) for row in table.rows)
 
 
+def _has_n(table: Table, i: int) -> bool:
+    return any(isinstance(row[i], Num) and row[i].n is not None for row in table.rows)
+
+
 def _number(x: float | None) -> str:
     if x is None:
         return ""
@@ -270,7 +280,8 @@ def _number(x: float | None) -> str:
 def render_csv(table: Table) -> str:
     """The table as numbers: a column of rates, differences or counts becomes `<column> rate` (a
     fraction, or the count), with `<column> lo` and `<column> hi` where it carries an interval or
-    a one-sided bound; text columns stay text, and '—' (undefined) is empty."""
+    a one-sided bound and `<column> n` where it says how many tasks a rate is over; text columns
+    stay text, and '—' (undefined) is empty."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     header: list[str] = []
@@ -281,6 +292,8 @@ def render_csv(table: Table) -> str:
             header.append(f"{column} rate")
         else:
             header.append(column)
+        if _has_n(table, i):
+            header.append(f"{column} n")
     writer.writerow(header)
     for row in table.rows:
         out: list[str] = []
@@ -294,13 +307,23 @@ def render_csv(table: Table) -> str:
                 out.append(_number(num.rate) if num else "")
             else:
                 out.append(str(cell))
+            if _has_n(table, i):
+                out.append(_number(num.n) if num else "")
         writer.writerow(out)
     return buffer.getvalue()
 
 
 def _value(cell: str) -> dict[str, object] | str:
     if isinstance(cell, Num):
-        return {"text": str(cell), "rate": cell.rate, "lo": cell.lo, "hi": cell.hi}
+        value: dict[str, object] = {
+            "text": str(cell),
+            "rate": cell.rate,
+            "lo": cell.lo,
+            "hi": cell.hi,
+        }
+        if cell.n is not None:
+            value["n"] = cell.n
+        return value
     return str(cell)
 
 
@@ -489,13 +512,19 @@ class _CellIds:
 
 
 def _wrapped(text: str) -> str:
-    """A number and its interval or bound as two unbreakable pieces that may wrap between them."""
+    """A number and its interval or bound as two unbreakable pieces that may wrap between them
+    (and a trailing ` n=<tasks>` as a third)."""
     e = html.escape
+    text, count, n = text.rpartition(" n=") if " n=" in text else (text, "", "")
+    last = f' <span class="nw">{e(count[1:] + n)}</span>' if count else ""
     for mark in (" [", " ("):
         head, sep, tail = text.partition(mark)
         if sep:
-            return f'<span class="nw">{e(head)}</span> <span class="nw">{e(sep[1:] + tail)}</span>'
-    return e(text)
+            return (
+                f'<span class="nw">{e(head)}</span> <span class="nw">{e(sep[1:] + tail)}</span>'
+                + last
+            )
+    return e(text) + last
 
 
 def _cell_html(cell: str, ids: _CellIds | None) -> str:

@@ -40,12 +40,14 @@ PROMPT_BASELINE = "unhinted"
 class Num(str):
     """A number as printed, carrying its value for the numeric CSV and report.json (rate, lo and
     hi as fractions; a difference as a signed fraction) and the cells behind it, which the HTML
-    page links to. It is the printed string, so every rendering treats it as text."""
+    page links to; `n`, where set, is the number of units (tasks) the rate is over. It is the
+    printed string, so every rendering treats it as text."""
 
     rate: float | None
     lo: float | None
     hi: float | None
     cells: tuple[tuple[str, str, int], ...]
+    n: int | None
 
     def __new__(
         cls,
@@ -54,13 +56,14 @@ class Num(str):
         lo: float | None = None,
         hi: float | None = None,
         cells: tuple[tuple[str, str, int], ...] = (),
+        n: int | None = None,
     ) -> Num:
         obj = super().__new__(cls, text)
-        obj.rate, obj.lo, obj.hi, obj.cells = rate, lo, hi, tuple(cells)
+        obj.rate, obj.lo, obj.hi, obj.cells, obj.n = rate, lo, hi, tuple(cells), n
         return obj
 
     def __reduce__(self):  # type: ignore[no-untyped-def]
-        return (Num, (str(self), self.rate, self.lo, self.hi, self.cells))
+        return (Num, (str(self), self.rate, self.lo, self.hi, self.cells, self.n))
 
 
 @dataclass(frozen=True)
@@ -287,7 +290,11 @@ def main_table(a: Analysis, sigs: dict[str, Signature]) -> Table:
         note=entered
         + " Signature: "
         + "; ".join(lines)
-        + ". The arms share tasks and one engine, so they are not independent draws.",
+        + (
+            ". The arms share tasks and one engine, so they are not independent draws."
+            if not a.several_engines
+            else ". The arms share tasks and an engine, so they are not independent draws."
+        ),
         labels=2,
         tests=tuple(tests),
     )
@@ -296,7 +303,12 @@ def main_table(a: Analysis, sigs: dict[str, Signature]) -> Table:
 def _who(a: Analysis) -> str:
     arms = "the arms named by --arms" if a.chosen_arms is not None else "model arms (unhinted)"
     runs = ", ".join(str(r) for r in sorted(a.runs))
-    return f"{arms}, run{'s' * (len(a.runs) > 1)} {runs}"
+    engine = (
+        f", on {a.engines[0]} (the first run's engine)"
+        if a.several_engines and a.chosen_arms is None
+        else ""
+    )
+    return f"{arms}, run{'s' * (len(a.runs) > 1)} {runs}{engine}"
 
 
 def reference_table(a: Analysis) -> Table:
@@ -380,7 +392,8 @@ def intervention_table(a: Analysis) -> Table:
             continue
         candidates = baselines.get(entry.get("model", ""), [])
         same_run = [b for b in candidates if run_of[b] == run_of[label]]
-        pairs += [(b, label) for b in (same_run or candidates)]
+        same_engine = [b for b in candidates if a.engine_of[b] == a.engine_of[label]]
+        pairs += [(b, label) for b in (same_run or same_engine)]
     columns = (
         "model",
         "arm",
@@ -498,7 +511,9 @@ def repair_table(a: Analysis) -> Table:
 
 def repair_effect_table(a: Analysis) -> Table:
     effects = repair_effect(a.outcomes, resamples=a.resamples, seed=a.seed)
-    first = [o for o in a.outcomes if a.roles[o.arm].run == 1]
+    first = [
+        o for o in a.outcomes if a.roles[o.arm].run == 1 and a.engine_of[o.arm] == a.engines[0]
+    ]
     pooled = [e for e in repair_effect(first, resamples=a.resamples, seed=a.seed) if e.arm == ALL]
     effects = [e for e in effects if e.arm != ALL] + pooled
     rows = tuple(
@@ -555,6 +570,8 @@ def replication_table(a: Analysis) -> Table:
     rows = []
     for i, first in enumerate(a.sources):
         for second in a.sources[i + 1 :]:
+            if first.engine != second.engine:  # another engine: not a replicate (engine table)
+                continue
             for arm in sorted(set(first.labels) & set(second.labels)):
                 if first.labels[arm] not in a.replicated:
                     continue
@@ -794,6 +811,8 @@ def replication_hazard_table(a: Analysis) -> Table:
     rows = []
     for i, first in enumerate(a.sources):
         for second in a.sources[i + 1 :]:
+            if first.engine != second.engine:  # another engine: not a replicate (engine table)
+                continue
             for arm in sorted(set(first.labels) & set(second.labels)):
                 if first.labels[arm] not in a.replicated:
                     continue
