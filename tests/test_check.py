@@ -214,6 +214,44 @@ def test_sql_landing_mode_redeliveries_accumulate(orders: Path, tmp_path: Path):
     }
 
 
+# Landing mode in each engine's SQL: recompute over everything landed, each order once or not.
+LANDING = {
+    "sqlite": (
+        "DROP TABLE IF EXISTS daily_orders; CREATE TABLE daily_orders AS SELECT date(ordered_at)"
+        " AS day, count(*) AS orders, round(sum(amount), 2) AS revenue FROM ({rows}) GROUP BY 1;",
+        "SELECT * FROM raw_orders WHERE rowid IN (SELECT min(rowid) FROM raw_orders GROUP BY"
+        " order_id)",
+    ),
+    "postgres": (
+        "DROP TABLE IF EXISTS daily_orders; CREATE TABLE daily_orders AS SELECT ordered_at::date"
+        " AS day, count(*) AS orders, sum(amount) AS revenue FROM ({rows}) AS r GROUP BY 1;",
+        "SELECT DISTINCT ON (order_id) * FROM raw_orders",
+    ),
+}
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "postgres"])
+def test_regression_landing_mode_was_refused_on_sqlite_and_postgres(
+    orders: Path, tmp_path: Path, engine: str, request: pytest.FixtureRequest
+):
+    """Their sessions had no landing-table append, so `check --mode landing --engine sqlite`
+    (or postgres) was refused: a landing pipeline could not be checked on its own engine."""
+    if engine == "postgres":
+        request.getfixturevalue("postgres_engine")
+    script, dedup = LANDING[engine]
+    args = ("--log", orders, *SQL_ARGS, *LOG_ARGS, "--mode", "landing", "--engine", engine)
+    args += ("--schedules", "late_arrival,duplicate_delivery,crash_retry")
+    good = write(tmp_path, "good.sql", script.format(rows=dedup))
+    code, record, _ = check_json("--pipeline", good, *args)
+    assert code == 0, record
+    assert record["mode"] == "landing" and record["engine"] == engine
+    naive = write(tmp_path, "naive.sql", script.format(rows="SELECT * FROM raw_orders"))
+    code, record, _ = check_json("--pipeline", naive, *args)
+    assert code == 1
+    assert verdicts(record)["late_arrival"] == "PASS"
+    assert verdicts(record)["duplicate_delivery"] == "FAIL"
+
+
 def test_sql_arrival_filter_passes_late_arrival_and_fails_duplicate_delivery(
     orders: Path, tmp_path: Path
 ):
@@ -589,7 +627,7 @@ def test_sql_pipeline_on_postgres_against_its_own_full_refresh(
     [
         ("dbt_on_sqlite", "check --dbt-project runs dbt-duckdb only; --engine sqlite is for"),
         ("dbt_on_postgres", "check --dbt-project runs dbt-duckdb only; --engine postgres is for"),
-        ("landing_on_sqlite", "check --mode landing is DuckDB only for now; on --engine sqlite"),
+        ("landing_in_a_schema_on_sqlite", "--source-table raw.orders: SQLite has no schemas"),
         ("unknown_engine", "Unknown engine 'mysql'"),
     ],
 )
@@ -602,7 +640,8 @@ def test_engine_combinations_check_cannot_run_are_one_line_exit_2(
     else:
         pipeline = write(tmp_path, "p.sql", DEDUP_BATCH_SQLITE)
         args = ["--pipeline", pipeline, *SQL_ARGS, *LOG_ARGS]
-        args += ["--mode", "landing", "--engine", "sqlite"] if case.startswith("landing") else []
+        if case.startswith("landing"):
+            args += ["--mode", "landing", "--engine", "sqlite", "--source-table", "raw.orders"]
         args += ["--engine", "mysql"] if case == "unknown_engine" else []
     done = cli("check", "--log", orders, *args)
     assert done.returncode == 2, (done.stdout, done.stderr)

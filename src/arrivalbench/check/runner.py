@@ -13,8 +13,8 @@ Engines: a SQL pipeline runs on `--engine` (DuckDB, SQLite or PostgreSQL), and s
 piece of SQL the user gives: the full refresh is the same script on the same engine, and an
 `--oracle` query runs there too (as `CREATE TABLE ... AS <query>` over the complete log), so
 a PostgreSQL pipeline is judged by PostgreSQL's own semantics, never by DuckDB's reading of
-it. On SQLite and PostgreSQL the source arrives in batch mode only (their sessions have no
-landing-table append), and dbt projects run on dbt-duckdb only; both are refused up front.
+it. Batch and landing modes run on every engine (a landing table on SQLite is a bare name: it
+has no schemas); dbt projects run on dbt-duckdb only, refused up front on the others.
 """
 
 from __future__ import annotations
@@ -119,10 +119,10 @@ def validate(config: CheckConfig) -> None:
             f"check --dbt-project runs dbt-duckdb only; --engine {config.engine} is for "
             "--pipeline P.sql (drop --engine to check the dbt project on DuckDB)."
         )
-    if config.engine != "duckdb" and config.resolved_mode == "landing":
+    if config.engine == "sqlite" and config.source_table and "." in config.source_table:
         raise UsageError(
-            f"check --mode landing is DuckDB only for now; on --engine {config.engine} the "
-            "source arrives as a batch table (--mode batch)."
+            f"--source-table {config.source_table}: SQLite has no schemas; give the landing "
+            "table's name alone."
         )
     if config.oracle is not None and not config.oracle.is_file():
         raise CheckInputError(f"--oracle {config.oracle}: file not found; pass a .sql query.")

@@ -311,6 +311,37 @@ class PostgresSession:
             for row in zip(*(c.to_pylist() for c in table.columns), strict=True):
                 copy.write_row(row)
 
+    def append_batch(self, name: str, table: pa.Table) -> None:
+        """Append this delivery to a persistent (landing) table `name` ('table' in public, or
+        'schema.table'), created at the first delivery; a column the table lacks is added first,
+        as a loader adds a new source column."""
+        parts = name.split(".")
+        schema = parts[0] if len(parts) == 2 else "public"
+        quoted = ".".join(_quote(p) for p in (schema, parts[-1]))
+        cursor = self._con.cursor()
+        if schema != "public":
+            cursor.execute(f"CREATE SCHEMA IF NOT EXISTS {_quote(schema)}")
+        have = {
+            row[0].lower()
+            for row in cursor.execute(
+                "SELECT column_name FROM information_schema.columns "
+                "WHERE table_schema = %s AND table_name = %s",
+                [schema, parts[-1]],
+            )
+        }
+        if not have:
+            columns = ", ".join(f"{_quote(f.name)} {_pg_type(f)}" for f in table.schema)
+            cursor.execute(f"CREATE TABLE {quoted} ({columns})")
+        for field in table.schema:
+            if have and field.name.lower() not in have:
+                cursor.execute(
+                    f"ALTER TABLE {quoted} ADD COLUMN {_quote(field.name)} {_pg_type(field)}"
+                )
+        names = ", ".join(_quote(f.name) for f in table.schema)
+        with cursor.copy(f"COPY {quoted} ({names}) FROM STDIN") as copy:
+            for row in zip(*(c.to_pylist() for c in table.columns), strict=True):
+                copy.write_row(row)
+
     def execute(self, sql: str) -> None:
         cursor = self._con.cursor()
         # bytes: no %-placeholder parsing; binary forces the extended protocol, which runs one

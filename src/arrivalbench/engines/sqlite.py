@@ -298,6 +298,32 @@ class SQLiteSession:
             ([_sqlite_value(v) for v in row] for row in rows),
         )
 
+    def append_batch(self, name: str, table: pa.Table) -> None:
+        """Append this delivery to a persistent (landing) table `name` of the replay's database,
+        created at the first delivery; a column the table lacks is added first, as a loader adds
+        a new source column. SQLite has no schemas: `name` is a bare name."""
+        if "." in name:
+            raise ValueError(f"{name}: SQLite has no schemas; a landing table is a bare name")
+        quoted = _quote(name)
+        have = {row[1].lower() for row in self._con.execute(f"PRAGMA main.table_info({quoted})")}
+        if not have:
+            columns = ", ".join(f"{_quote(f.name)} {_sql_type(f)}" for f in table.schema)
+            self._run(f"CREATE TABLE main.{quoted} ({columns})")
+        for field in table.schema:
+            if have and field.name.lower() not in have:
+                self._run(
+                    f"ALTER TABLE main.{quoted} ADD COLUMN {_quote(field.name)} {_sql_type(field)}"
+                )
+        self._ddl = False
+        self._deadline = None
+        names = ", ".join(_quote(f.name) for f in table.schema)
+        marks = ", ".join("?" * table.num_columns)
+        rows = zip(*(table.column(i).to_pylist() for i in range(table.num_columns)), strict=True)
+        self._con.executemany(
+            f"INSERT INTO main.{quoted} ({names}) VALUES ({marks})",
+            ([_sqlite_value(v) for v in row] for row in rows),
+        )
+
     def execute(self, sql: str) -> None:
         cursor = self._run(sql)
         self._deadline = time.monotonic() + self._limits.statement_timeout
