@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -73,6 +74,24 @@ class Limits:
     @property
     def memory_bytes(self) -> int:
         return memory_bytes(self.memory_limit)
+
+
+def landing_ddl(
+    table_sql: str,
+    batch: pa.Table,
+    have: set[str],
+    column_sql: Callable[[pa.Field], str],
+) -> list[str]:
+    """What a landing table needs before this delivery is appended (`Session.append_batch`):
+    its CREATE at the first delivery (`have`, the lower-case columns it has, is empty), else an
+    ADD COLUMN for each delivered column it lacks. `column_sql` spells a column's definition."""
+    if not have:
+        return [f"CREATE TABLE {table_sql} ({', '.join(map(column_sql, batch.schema))})"]
+    return [
+        f"ALTER TABLE {table_sql} ADD COLUMN {column_sql(f)}"
+        for f in batch.schema
+        if f.name.lower() not in have
+    ]
 
 
 class Session(Protocol):

@@ -49,7 +49,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType
 
-from arrivalbench.engines import Limits, Statement
+from arrivalbench.engines import Limits, Statement, landing_ddl
 from arrivalbench.errors import ArrivalBenchError
 
 ENV = "ARRIVALBENCH_POSTGRES"
@@ -329,14 +329,10 @@ class PostgresSession:
                 [schema, parts[-1]],
             )
         }
-        if not have:
-            columns = ", ".join(f"{_quote(f.name)} {_pg_type(f)}" for f in table.schema)
-            cursor.execute(f"CREATE TABLE {quoted} ({columns})")
-        for field in table.schema:
-            if have and field.name.lower() not in have:
-                cursor.execute(
-                    f"ALTER TABLE {quoted} ADD COLUMN {_quote(field.name)} {_pg_type(field)}"
-                )
+        for statement in landing_ddl(
+            quoted, table, have, lambda f: f"{_quote(f.name)} {_pg_type(f)}"
+        ):
+            cursor.execute(statement)
         names = ", ".join(_quote(f.name) for f in table.schema)
         with cursor.copy(f"COPY {quoted} ({names}) FROM STDIN") as copy:
             for row in zip(*(c.to_pylist() for c in table.columns), strict=True):

@@ -34,7 +34,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from arrivalbench.engines import Limits, Statement
+from arrivalbench.engines import Limits, Statement, landing_ddl
 
 ALLOWED_LEADING = frozenset(
     {
@@ -306,14 +306,10 @@ class SQLiteSession:
             raise ValueError(f"{name}: SQLite has no schemas; a landing table is a bare name")
         quoted = _quote(name)
         have = {row[1].lower() for row in self._con.execute(f"PRAGMA main.table_info({quoted})")}
-        if not have:
-            columns = ", ".join(f"{_quote(f.name)} {_sql_type(f)}" for f in table.schema)
-            self._run(f"CREATE TABLE main.{quoted} ({columns})")
-        for field in table.schema:
-            if have and field.name.lower() not in have:
-                self._run(
-                    f"ALTER TABLE main.{quoted} ADD COLUMN {_quote(field.name)} {_sql_type(field)}"
-                )
+        for statement in landing_ddl(
+            f"main.{quoted}", table, have, lambda f: f"{_quote(f.name)} {_sql_type(f)}"
+        ):
+            self._run(statement)
         self._ddl = False
         self._deadline = None
         names = ", ".join(_quote(f.name) for f in table.schema)
