@@ -771,6 +771,32 @@ def test_cli_rerun_no_artifact_asks_again_with_a_higher_cap(tmp_path: Path) -> N
     assert {r["task"] for r in run.verdicts().to_pylist()} == {"daily_revenue"}
 
 
+def test_regression_rerun_no_artifact_checked_under_default_limits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A re-asked cell's snapshot checks ran under the default limits, not the run's own (which
+    generate records and grade-run grades with): the model saw other feedback than the first time."""
+    from arrivalbench.agent import generate as generating
+    from arrivalbench.engines import Limits
+
+    replay = tmp_path / "replies.json"
+    replay.write_text(json.dumps({"daily_revenue": [{"text": "no", "stop": "length"}]}))
+    limits = Limits(statement_timeout=7.0, memory_limit="768MB")
+    model = ReplayModel(replay)
+    generate(
+        model, arms=["unhinted"], k=1, out=tmp_path / "run", limits=limits, log=lambda line: None
+    )
+    seen = []
+    real = generating.GraderPool
+    monkeypatch.setattr(
+        generating,
+        "GraderPool",
+        lambda seed, lim, engine: seen.append(lim) or real(seed, lim, engine),
+    )
+    rerun_no_artifact(model, out=tmp_path / "run", reason="truncated", max_tokens=9000)
+    assert seen == [limits]
+
+
 def test_rerun_no_artifact_with_no_such_cell_lists_the_reasons(tmp_path: Path) -> None:
     replay = tmp_path / "replies.json"
     replay.write_text(json.dumps({"daily_revenue": [{"text": "no", "stop": "refusal"}]}))

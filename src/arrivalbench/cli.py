@@ -393,7 +393,10 @@ def grade(
         float, typer.Option(help="Seconds per statement before it is interrupted.")
     ] = 10.0,
     memory_limit: Annotated[
-        str, typer.Option(help="DuckDB memory limit per replay, e.g. 1GB.")
+        str,
+        typer.Option(
+            help="Memory limit per replay on every engine (and its disk on PostgreSQL), e.g. 1GB."
+        ),
     ] = "1GB",
     replay_timeout: Annotated[
         float, typer.Option(help="Seconds of wall time per replay of a whole schedule.")
@@ -701,7 +704,10 @@ def check(
         float, typer.Option(help="Seconds per statement (per dbt run) before it is stopped.")
     ] = 60.0,
     memory_limit: Annotated[
-        str, typer.Option(help="DuckDB memory limit per replay, e.g. 2GB.")
+        str,
+        typer.Option(
+            help="Memory limit per replay on every engine (and its disk on PostgreSQL), e.g. 2GB."
+        ),
     ] = "2GB",
     replay_timeout: Annotated[
         float, typer.Option(help="Seconds of wall time per replay of a whole schedule.")

@@ -483,7 +483,10 @@ def rerun_no_artifact(
     tasks = {t: get_task(t) for t in sorted({c.task for c in chosen})}
     seed, turns = manifest["base_seed"], plan["turns"]
     get_engine(engine)
-    graders = GraderPool(seed, Limits(), engine)
+    from arrivalbench.sweep import SweepConfig
+
+    # the model's snapshot checks under the limits the run was generated (and is graded) with
+    graders = GraderPool(seed, SweepConfig.from_manifest(manifest).limits, engine)
     results: dict[tuple[str, str, int], CellResult] = {}
 
     async def one(cell: Cell, gate: asyncio.Semaphore) -> None:
