@@ -82,6 +82,17 @@ def test_decimal_names_follow_declarations_casts_and_aliases_but_not_integers():
     assert source_decimals(get_task("top3_products_daily")) == {"amount": 2}
 
 
+def test_regression_a_bare_decimal_was_rounded_to_whole_numbers_on_sqlite():
+    """A column declared DECIMAL without (p, s) got scale 0, so its sums were rounded to whole
+    numbers; DuckDB's bare DECIMAL is DECIMAL(18,3)."""
+    import sqlglot
+
+    parsed = sqlglot.parse("CREATE TABLE t (a DECIMAL, b DECIMAL(9), c NUMERIC(10,2))", "duckdb")
+    assert decimal_names(parsed, {}) == {"a": 3, "b": 0, "c": 2}
+    script = transpile("SELECT CAST(x AS DECIMAL) AS y FROM s", "sqlite")
+    assert "ROUND(x, 3)" in script
+
+
 def test_integer_sums_are_left_alone_on_sqlite():
     script = transpile("SELECT SUM(units) AS n FROM s", "sqlite", decimals={"amount": 2})
     assert "ROUND" not in script

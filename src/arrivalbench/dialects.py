@@ -400,6 +400,19 @@ def _delivery_stars(
     return expression
 
 
+DUCKDB_DEFAULT_SCALE = 3
+"""DuckDB's bare DECIMAL is DECIMAL(18,3); DECIMAL(p) has scale 0."""
+
+
+def _type_scale(kind: exp.Expression | None) -> int | None:
+    """The scale of a DECIMAL type as DuckDB reads it, or None for any other type."""
+    if not isinstance(kind, exp.DataType) or not kind.is_type(exp.DataType.Type.DECIMAL):
+        return None
+    if not kind.expressions:
+        return DUCKDB_DEFAULT_SCALE
+    return int(kind.expressions[1].this.this) if len(kind.expressions) == 2 else 0
+
+
 def _decimal_scale(node: exp.Expression | None, decimals: dict[str, int]) -> int | None:
     """The scale of an exact DECIMAL the expression holds in DuckDB, or None: a column by its
     name (declared DECIMAL in a source, a CREATE TABLE or an alias of a decimal value), a CAST
@@ -407,10 +420,7 @@ def _decimal_scale(node: exp.Expression | None, decimals: dict[str, int]) -> int
     if isinstance(node, exp.Column):
         return decimals.get(node.name.lower())
     if isinstance(node, exp.Cast):
-        kind = node.to
-        if kind.is_type(exp.DataType.Type.DECIMAL) and len(kind.expressions) == 2:
-            return int(kind.expressions[1].this.this)
-        return None
+        return _type_scale(node.to)
     if isinstance(node, exp.Round) and isinstance(node.args.get("decimals"), exp.Literal):
         return int(node.args["decimals"].this)
     if isinstance(node, exp.Paren | exp.Alias | exp.Neg | exp.Sum | exp.Window | exp.Filter):
@@ -444,9 +454,8 @@ def decimal_names(parsed: list[exp.Expression | None], sources: dict[str, int]) 
     names = dict(sources)
     for expression in parsed:
         for column in expression.find_all(exp.ColumnDef) if expression else ():
-            kind = column.args.get("kind")
-            if isinstance(kind, exp.DataType) and kind.is_type(exp.DataType.Type.DECIMAL):
-                scale = int(kind.expressions[1].this.this) if len(kind.expressions) == 2 else 0
+            scale = _type_scale(column.args.get("kind"))
+            if scale is not None:
                 names[column.name.lower()] = scale
     while True:
         found = {
@@ -764,10 +773,9 @@ def source_decimals(task: Task) -> dict[str, int]:
     out = {}
     for source in task.spec.sources:
         for column, kind in source.columns.items():
-            parsed = exp.DataType.build(kind, dialect=AUTHORED)
-            if parsed.is_type(exp.DataType.Type.DECIMAL):
-                scale = parsed.expressions[1].this.this if len(parsed.expressions) == 2 else 0
-                out[column.lower()] = int(scale)
+            scale = _type_scale(exp.DataType.build(kind, dialect=AUTHORED))
+            if scale is not None:
+                out[column.lower()] = scale
     return out
 
 
