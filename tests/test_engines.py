@@ -88,3 +88,116 @@ def test_regression_postgres_without_psycopg_was_a_traceback(tmp_path):
     assert "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert "pip install -e '.[postgres]'" in done.stderr
+
+
+# --- the observer: a committed-state fingerprint that proves a statement changed nothing ---------
+
+FINGERPRINT_LIMITS = Limits(statement_timeout=5.0, memory_limit="256MB")
+
+
+def _changes(engine, steps: list[tuple[str, str]]) -> list[bool]:
+    """For each (kind, sql) run in one script session: whether the observer's fingerprint,
+    taken before and after it, differs."""
+    from arrivalbench.engines import Statement
+
+    database = engine.open(FINGERPRINT_LIMITS)
+    session, observer = database.session(), database.observer()
+    try:
+        seen = []
+        for i, (kind, sql) in enumerate(steps):
+            statement = Statement(index=i + 1, text=sql, kind=kind)
+            before = observer.committed_state(statement)
+            session.execute(sql)
+            seen.append(observer.committed_state(statement) != before)
+        return seen
+    finally:
+        session.close()
+        observer.close()
+        database.close()
+
+
+def test_duckdb_fingerprint_moves_with_every_committed_change_and_nothing_else():
+    from arrivalbench.engines import get_engine
+
+    steps = [
+        ("SELECT", "SELECT 1"),
+        ("CREATE", "CREATE TABLE t (x INTEGER)"),
+        ("INSERT", "INSERT INTO t VALUES (1)"),
+        ("INSERT", "INSERT INTO t VALUES (1)"),  # a duplicate row: the bag changed
+        ("UPDATE", "UPDATE t SET x = 2"),
+        ("SELECT", "SELECT count(*) FROM t"),
+        ("CREATE", "CREATE SEQUENCE s"),
+        ("SELECT", "SELECT nextval('s')"),
+        ("CREATE", "CREATE MACRO plus_one(v) AS v + 1"),
+        ("CREATE", "CREATE TYPE mood AS ENUM ('happy', 'sad')"),
+        ("CREATE", "CREATE VIEW v AS SELECT x FROM t"),
+        ("CREATE", "CREATE TEMP TABLE scratch AS SELECT 1 AS y"),  # vanishes with the session
+        ("CREATE", "CREATE TABLE IF NOT EXISTS t (x INTEGER)"),  # exists: nothing changes
+    ]
+    assert _changes(get_engine("duckdb"), steps) == [
+        False, True, True, True, True, False, True, True, True, True, True, False, False
+    ]  # fmt: skip
+
+
+def test_regression_fingerprint_sees_no_uncommitted_work_and_a_commit_as_one_change():
+    """What a crash would keep: an open transaction's rows, macros and tables roll back, so
+    nothing changes until the COMMIT."""
+    from arrivalbench.engines import get_engine
+
+    steps = [
+        ("CREATE", "CREATE TABLE t (x INTEGER)"),
+        ("TRANSACTION", "BEGIN TRANSACTION"),
+        ("INSERT", "INSERT INTO t VALUES (1)"),
+        ("CREATE", "CREATE MACRO m() AS 1"),
+        ("CREATE", "CREATE TABLE u (y INTEGER)"),
+        ("TRANSACTION", "COMMIT"),
+    ]
+    assert _changes(get_engine("duckdb"), steps) == [True, False, False, False, False, True]
+    sqlite_steps = [(k, sql) for k, sql in steps if "MACRO" not in sql]
+    assert _changes(get_engine("sqlite"), sqlite_steps) == [True, False, False, False, True]
+
+
+def test_regression_fingerprint_is_not_fooled_by_macros_shadowing_its_built_ins():
+    """A script's macro named `hash`, `sum`, `count` or `duckdb_tables` answered the harness's
+    own query when it called the built-ins unqualified: every later INSERT looked like no change."""
+    from arrivalbench.engines import get_engine
+
+    steps = [
+        ("CREATE", "CREATE TABLE t (x INTEGER)"),
+        ("CREATE", "CREATE MACRO hash(v) AS 42"),
+        ("CREATE", "CREATE MACRO sum(v) AS 0"),
+        ("CREATE", "CREATE MACRO count(v) AS 0"),
+        ("CREATE", "CREATE MACRO duckdb_tables() AS TABLE SELECT 1 AS x"),
+        ("CREATE", "CREATE MACRO duckdb_sequences() AS TABLE SELECT 1 AS x"),
+        ("INSERT", "INSERT INTO t VALUES (1)"),
+        ("UPDATE", "UPDATE t SET x = 5"),
+    ]
+    assert _changes(get_engine("duckdb"), steps) == [True] * len(steps)
+
+
+def test_sqlite_fingerprint_moves_with_committed_writes_only():
+    from arrivalbench.engines import get_engine
+
+    steps = [
+        ("SELECT", "SELECT 1"),
+        ("CREATE", "CREATE TABLE t (x INTEGER)"),
+        ("INSERT", "INSERT INTO t VALUES (1)"),
+        ("CREATE", "CREATE TEMP TABLE scratch (y INTEGER)"),
+        ("SELECT", "SELECT count(*) FROM t"),
+        ("CREATE", "CREATE INDEX tx ON t (x)"),
+    ]
+    assert _changes(get_engine("sqlite"), steps) == [False, True, True, False, False, True]
+
+
+def test_postgres_fingerprint_moves_with_committed_changes_and_sequence_values(postgres_engine):
+    steps = [
+        ("SELECT", "SELECT 1"),
+        ("CREATE", "CREATE TABLE t (x INTEGER)"),
+        ("INSERT", "INSERT INTO t VALUES (1)"),
+        ("CREATE", "CREATE SEQUENCE s"),
+        ("TRANSACTION", "BEGIN"),
+        ("INSERT", "INSERT INTO t VALUES (2)"),
+        ("SELECT", "SELECT nextval('s')"),  # not transactional: a crash keeps it
+        ("COMMIT", "COMMIT"),
+    ]
+    assert _changes(postgres_engine, steps) == [False, True, True, True, False, False, True, True]

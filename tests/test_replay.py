@@ -473,3 +473,70 @@ def test_target_view_over_the_batch_table_reports_the_vanished_dependency(engine
     assert result.error is not None
     assert result.error.error_class == "sql_error"
     assert "sales_batch" in result.error.message
+
+
+def test_regression_long_script_is_stopped_only_where_the_committed_state_changed(engine, task):
+    """A script past `of * PER_DELIVERY` boundaries was stopped at four evenly spread points
+    (1, 7, 13, 19 of 20 here), whatever the statements did, and the INSERT after statement 12
+    was never interrupted. Now every boundary is watched: the replay stops after each statement
+    that changed the committed state (the CREATE once, each INSERT), and never after padding."""
+    log = make_log(task, FIVE_ORDERS)
+    lines = ["CREATE TABLE IF NOT EXISTS marks (k INT);"] + [f"SELECT {i};" for i in range(2, 21)]
+    for k in (7, 12):
+        lines[k - 1] = f"INSERT INTO marks VALUES ({k});"
+    crash = Crash(slot=0, of=1)
+    assert crash.statements(20) == () and crash.watched(20) == tuple(range(1, 20))
+    result = run(engine, "\n".join(lines), log, (Delivery(1, (0,), crash=crash),), "marks")
+    marks = [r["k"] for r in result.target.to_pylist()]
+    # attempts stop after 1 (CREATE), 7, 12; the fourth passes every boundary unchanged
+    assert (marks.count(7), marks.count(12)) == (3, 2)
+    assert result.statements_run == 1 + 7 + 12 + 20
+
+
+# --- crash points a script could dodge (issue 21): padded negative controls --------------------
+
+
+def _padded(statements: list[str], at: int, total: int, filler) -> str:
+    """The control's first two statements, filler up to statement `at`, the control's last two
+    (its crash-unsafe pair: stopping between them applies a batch twice), filler to `total`."""
+    head, pair = statements[:2], statements[2:]
+    middle = [filler(i) for i in range(len(head) + 1, at)]
+    tail = [filler(i) for i in range(at + len(pair), total + 1)]
+    return "\n".join(s + ";" for s in head + middle + pair + tail)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine_name", ["duckdb", "sqlite"])
+@pytest.mark.parametrize("total", [20, 40])
+@pytest.mark.parametrize("filler", ["select", "junk_insert"])
+def test_regression_padding_a_crash_unsafe_control_no_longer_dodges_crash_retry(
+    engine_name: str, total: int, filler: str
+):
+    """daily_revenue's ledger_after_update control, padded to 20 or 40 statements so that its
+    non-atomic step sits after statement 10, passed crash_retry: past 16 boundaries only 16
+    evenly spread ones were crashed, and 10 was not among them. Padding with writes to a junk
+    table (which change the state, so they are crashed too) dodged the same way."""
+    from arrivalbench.dialects import script_for
+    from arrivalbench.grade import Grader
+
+    task = get_task("daily_revenue")
+    name = "controls/ledger_after_update.sql"
+    control = script_for(task, name, task.controls[name], engine_name)
+    statements = [s.text for s in get_engine(engine_name).split(control)]
+    assert len(statements) == 4
+    fill = {
+        "select": lambda i: f"SELECT {i}",
+        "junk_insert": lambda i: (
+            "CREATE TABLE IF NOT EXISTS junk (i INTEGER)"
+            if i == 3
+            else f"INSERT INTO junk VALUES ({i})"
+        ),
+    }[filler]
+    script = _padded(statements, 10, total, fill)
+    assert len(get_engine(engine_name).split(script)) == total
+    limits = Limits(statement_timeout=5.0, memory_limit="512MB", replay_timeout=100.0)
+    with Grader(limits=limits, engine_name=engine_name) as grader:
+        plain, _ = grader.grade(task, control, ["crash_retry"])
+        record, _ = grader.grade(task, script, ["crash_retry"])
+    assert plain["verdicts"]["crash_retry"]["verdict"] == "FAIL"
+    assert record["verdicts"]["crash_retry"]["verdict"] == "FAIL", record["verdicts"]

@@ -558,12 +558,14 @@ def test_crash_retry_crashes_at_least_three_batches(tasks, task_id: str, seed: i
 @given(data=st.data(), of=st.integers(1, 12), n_statements=st.integers(0, 400))
 def test_crash_points_are_always_between_statements(data, of: int, n_statements: int) -> None:
     slot = data.draw(st.integers(0, of - 1))
-    points = Crash(slot=slot, of=of).statements(n_statements)
+    crash = Crash(slot=slot, of=of)
+    points = crash.statements(n_statements) + crash.watched(n_statements)
     if n_statements <= 1:
         assert points == ()
     else:
         assert points and all(1 <= p <= n_statements - 1 for p in points)
         assert list(points) == sorted(set(points))
+        assert not (crash.statements(n_statements) and crash.watched(n_statements))
 
 
 @settings(max_examples=50, deadline=None)
@@ -583,21 +585,51 @@ def test_regression_long_scripts_have_every_statement_boundary_crashed(
 
 
 @settings(max_examples=100, deadline=None)
-@given(of=st.integers(1, 8), n_statements=st.integers(2, 5000))
+@given(
+    of=st.integers(1, 8),
+    n_statements=st.integers(2, 5000),
+    writes=st.sets(st.integers(1, 4999), max_size=40),
+)
 def test_regression_crash_retry_executions_grow_linearly_with_script_length(
-    of: int, n_statements: int
+    of: int, n_statements: int, writes: set[int]
 ) -> None:
     """Every boundary used to be crashed, each stop re-running a prefix: a 1,000-statement script
-    ran ~500,000 statements in one crash_retry schedule. Now at most PER_DELIVERY stops per
-    crashed delivery, spread over the whole script (first and last boundary included)."""
-    per_slot = [Crash(slot, of).statements(n_statements) for slot in range(of)]
-    assert all(len(points) <= Crash.PER_DELIVERY for points in per_slot)
-    executions = sum(sum(points) + n_statements for points in per_slot)
-    assert executions <= of * (Crash.PER_DELIVERY + 1) * n_statements
-    union = sorted(p for points in per_slot for p in points)
+    ran ~500,000 statements in one crash_retry schedule. A long script's boundaries are now only
+    watched, and a stop happens where the statement before it changed the committed state, so
+    padding that changes nothing costs one pass (replaced the old bound of PER_DELIVERY evenly
+    spread stops, which let a script dodge the crash points between them: issue 21). Here the
+    replay's stopping rule is simulated with `writes` as the statements that change state in
+    every attempt: the executions stay within (W + of) x n for W state-changing boundaries."""
+    changing = {q for q in writes if q < n_statements}
+    executions = 0
+    for slot in range(of):
+        crash = Crash(slot, of)
+        executions += sum(crash.statements(n_statements))
+        watched = crash.watched(n_statements)
+        executions += sum(q for q in watched if q in changing) + n_statements
+    if n_statements - 1 > of * Crash.PER_DELIVERY:  # watched: one pass plus a prefix per change
+        assert executions <= (len(changing) + of) * n_statements
+    else:  # short enough to crash every boundary: at most PER_DELIVERY stops per crash
+        assert executions <= of * (Crash.PER_DELIVERY + 1) * n_statements
+
+
+@settings(max_examples=100, deadline=None)
+@given(of=st.integers(1, 8), n_statements=st.integers(2, 400))
+def test_regression_padded_scripts_have_every_statement_boundary_watched_once(
+    of: int, n_statements: int
+) -> None:
+    """A script padded past `of * PER_DELIVERY` boundaries was crashed at 16 evenly spread points
+    only, so a crash-unsafe step between two of them was never stopped (issue 21: `SELECT n;`
+    padding to 20 statements passed crash_retry). Every boundary is now either crashed
+    (`statements`) or watched (`watched`) by exactly one crash of the schedule."""
+    per_slot = [
+        Crash(slot, of).statements(n_statements) + Crash(slot, of).watched(n_statements)
+        for slot in range(of)
+    ]
+    union = [p for points in per_slot for p in points]
+    assert set(union) == set(range(1, n_statements))
     if n_statements - 1 > of:
-        assert len(union) == len(set(union)), "no boundary is crashed twice"
-        assert union[0] == 1 and union[-1] == n_statements - 1
+        assert len(union) == n_statements - 1, "each boundary is dealt exactly once"
 
 
 @pytest.mark.parametrize("of", [1, 4])

@@ -3,9 +3,11 @@
 This is the only place that knows the crash semantics: a crashed delivery runs the script up to
 the chosen statement, drops the session without committing (an open transaction rolls back,
 autocommitted statements stay), then delivers the same batch again and runs the whole script.
-The injected crash is the harness's, not an error; an error in any statement is. A long script
-is crashed several times in one delivery (see Crash.statements), so every statement boundary of
-any script is hit somewhere in the schedule.
+The injected crash is the harness's, not an error; an error in any statement is. A script is
+crashed several times in one delivery (see Crash.statements and Crash.watched), so every
+statement boundary of a script that changes what a crash would keep is hit somewhere in the
+schedule; a long script's boundary is stopped at only where the engine's observer proves that
+the statement before it changed the committed state in that attempt.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from arrivalbench.engines import Database, Engine, Limits, Session, Statement
+from arrivalbench.engines import Database, Engine, Limits, Observer, Session, Statement
 from arrivalbench.logs import Log
 from arrivalbench.schedules import SYNTHETIC_COLUMN, Delivery, Schedule
 
@@ -131,12 +133,12 @@ class Watchdog:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._session: Session | None = None
+        self._session: Session | Observer | None = None
         self._deadline: float | None = None
         threading.Thread(target=self._watch, name="arrivalbench-watchdog", daemon=True).start()
 
     @contextmanager
-    def armed(self, session: Session, deadline: float) -> Iterator[None]:
+    def armed(self, session: Session | Observer, deadline: float) -> Iterator[None]:
         """Interrupt `session` if it is still running at `deadline` (time.monotonic())."""
         with self._lock:
             self._session, self._deadline = session, deadline
@@ -222,11 +224,36 @@ def replay(
     spent = 0.0
     ran = 0
 
+    observer: Observer | None = None
+    unknown = 0
+
+    def state(statement: Statement) -> object:
+        """The committed state around `statement`; a value equal to no other when the observer
+        cannot read it (a lock the script's open transaction holds): a change is assumed."""
+        nonlocal observer, unknown
+        if observer is None:
+            observer = database.observer()
+        with guard.armed(observer, clock.deadline()):
+            try:
+                return observer.committed_state(statement)
+            except engine.errors as exc:
+                if engine.classify(exc) == "timeout" or clock.over_budget():
+                    raise
+                unknown += 1
+                return ("unreadable", unknown)
+
     def run(
-        delivery: Delivery, tables: dict[str, pa.Table], upto: int, attempt: int
-    ) -> RunError | None:
+        delivery: Delivery,
+        tables: dict[str, pa.Table],
+        upto: int,
+        attempt: int,
+        watch: frozenset[int] = frozenset(),
+    ) -> tuple[RunError | None, int | None]:
+        """One attempt: statements 1..upto, or, with `watch`, up to the first watched statement
+        that changed the committed state (the crash point returned beside the error)."""
         nonlocal spent, ran
         session = database.session()
+        before: object = None
         try:
             if deliver is None:
                 for name, table in tables.items():
@@ -236,27 +263,31 @@ def replay(
                     deliver(session, delivery, attempt)
                 except engine.errors as exc:  # e.g. the script dropped or reshaped the source
                     message = f"loading the delivery: {exc}"
-                    return RunError(engine.classify(exc), delivery.batch_id, None, message)
+                    error = RunError(engine.classify(exc), delivery.batch_id, None, message)
+                    return error, None
             for statement in statements[:upto]:
                 heartbeat(delivery.batch_id, statement.index)
                 if clock.over_budget():
-                    return RunError(
-                        "timeout", delivery.batch_id, statement.index, clock.timeout_message()
-                    )
+                    message = clock.timeout_message()
+                    return RunError("timeout", delivery.batch_id, statement.index, message), None
                 started = time.perf_counter()
                 try:
+                    if statement.index in watch:
+                        before = state(statement)
                     with guard.armed(session, clock.deadline()):
                         session.execute(statement.text)
+                    if statement.index in watch and state(statement) != before:
+                        return None, statement.index
                 except (
                     engine.errors
                 ) as exc:  # the engine's error is the pipeline's verdict, not ours
                     error_class = engine.classify(exc)
                     message = clock.timeout_message() if error_class == "timeout" else str(exc)
-                    return RunError(error_class, delivery.batch_id, statement.index, message)
+                    return RunError(error_class, delivery.batch_id, statement.index, message), None
                 finally:
                     spent += time.perf_counter() - started
                     ran += 1
-            return None
+            return None, None
         finally:
             session.close()  # a crash: whatever is uncommitted in this session is rolled back
 
@@ -266,14 +297,22 @@ def replay(
         for delivery in schedule.deliveries:
             tables = delivery_tables(log, delivery, seq) if deliver is None else {}
             seq += len(delivery.rows)
-            stops = delivery.crash.statements(len(statements)) if delivery.crash else ()
+            crash = delivery.crash
+            stops = crash.statements(len(statements)) if crash else ()
             for attempt, crash_at in enumerate(stops):
-                error = run(delivery, tables, crash_at, attempt)
+                error, _ = run(delivery, tables, crash_at, attempt)
                 if error:
                     return ReplayResult(None, error, spent, ran)
-            error = run(delivery, tables, len(statements), len(stops))
-            if error:
-                return ReplayResult(None, error, spent, ran)
+            watched = crash.watched(len(statements)) if crash else ()
+            attempt = len(stops)
+            while True:  # the attempt that passes every watched boundary unchanged is the full run
+                error, stopped = run(delivery, tables, len(statements), attempt, frozenset(watched))
+                if error:
+                    return ReplayResult(None, error, spent, ran)
+                if stopped is None:
+                    break
+                watched = tuple(q for q in watched if q > stopped)
+                attempt += 1
             if observe:
                 heartbeat(delivery.batch_id, None)
                 seen, error = _read_target(
@@ -287,6 +326,8 @@ def replay(
         result, error = _read_target(engine, database.session(), target, guard, clock, cap, last)
         return ReplayResult(result, error, spent, ran, trace=tuple(trace) if observe else None)
     finally:
+        if observer is not None:
+            observer.close()
         if owned:
             database.close()
 

@@ -44,32 +44,48 @@ class Crash:
     of: int
 
     PER_DELIVERY = 4
-    """At most this many stops per crashed delivery, so a replay's executions grow linearly with
-    the script's length (each stop re-runs a prefix): without it a 1,000-statement script
-    would run ~500,000 statements in one crashed schedule."""
+    """Up to `of * PER_DELIVERY` boundaries, every boundary is crashed unconditionally (each stop
+    re-runs a prefix); a longer script's boundaries are watched instead (see `watched`), so that
+    padding a script with statements that change nothing cannot make its executions grow with
+    the square of its length (a 1,000-statement script once ran ~500,000 statements)."""
+
+    def _dealt(self, n_statements: int) -> tuple[int, ...]:
+        """This crash's share of the boundaries 1..n-1, dealt round-robin over the schedule's crashes."""
+        return tuple(range(1 + self.slot, n_statements, self.of))
 
     def statements(self, n_statements: int) -> tuple[int, ...]:
-        """1-based statements after which successive attempts at this delivery stop; () for one statement.
+        """1-based statements after which successive attempts at this delivery stop, whatever they did.
 
-        The points 1..n-1 are dealt round-robin over the schedule's crashes, so together the
-        crashes of one schedule stop the script after every statement at least once, as long as
-        it has no more points than `of * PER_DELIVERY` (every script of the built-in suite). A
-        longer script is stopped at that many points spread evenly over its length, first and
-        last included. A short script (no more points than crashes) is crashed once per
-        delivery, cycling through its points. Each stop is followed by a redelivery of the same
-        batch; the last attempt runs the whole script.
+        The boundaries 1..n-1 are dealt round-robin over the schedule's crashes, so together the
+        crashes of one schedule stop the script after every statement once, as long as it has no
+        more boundaries than `of * PER_DELIVERY` (every script of the built-in suite). A short
+        script (no more boundaries than crashes) is crashed once per delivery, cycling through
+        its boundaries. A longer script gets () here: its boundaries are `watched`. Each stop is
+        followed by a redelivery of the same batch; the last attempt runs the whole script.
         """
         points = n_statements - 1
         if points < 1:
             return ()
         if points <= self.of:
             return (1 + self.slot % points,)
-        budget = self.of * self.PER_DELIVERY
-        if points <= budget:
-            chosen = list(range(1, n_statements))
-        else:
-            chosen = sorted({1 + round(j * (points - 1) / (budget - 1)) for j in range(budget)})
-        return tuple(p for i, p in enumerate(chosen) if i % self.of == self.slot)
+        if points <= self.of * self.PER_DELIVERY:
+            return self._dealt(n_statements)
+        return ()
+
+    def watched(self, n_statements: int) -> tuple[int, ...]:
+        """The boundaries of a script longer than `of * PER_DELIVERY + 1` statements that this
+        delivery stops at, attempt after attempt, wherever the statement before the boundary
+        changed the committed persistent state during that attempt (the replay proves it with
+        the engine's committed-state fingerprint, see replay.py); () for a shorter script.
+
+        Dealt round-robin like `statements`, so the crashes of a schedule watch every boundary
+        exactly once between them. A boundary whose statement changed nothing leaves the same
+        database a crash before that statement would: skipping it loses no crash state of the
+        script, and padding (`SELECT n;`) costs one pass instead of one prefix per boundary.
+        """
+        if n_statements - 1 <= self.of * self.PER_DELIVERY:
+            return ()
+        return self._dealt(n_statements)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -114,11 +114,34 @@ class Session(Protocol):
     def close(self) -> None: ...
 
 
+class Observer(Protocol):
+    """The harness's own session on a replay's database, which sees only committed data: what a
+    crash would leave (an open transaction of the script rolls back, autocommitted work and
+    non-transactional state such as sequence values stay). Nothing the script made can steer
+    it: built-ins are read by qualified name, never through the script's search path."""
+
+    def committed_state(self, around: Statement) -> Hashable:
+        """A fingerprint of the committed persistent state, taken before and after statement
+        `around` runs: equal values prove the statement changed nothing a crash would keep
+        (catalog objects, their definitions and table contents); unequal values may be
+        conservative (a change counter), never the other way round. `around` lets an engine
+        leave out what the engine's parser says that kind of statement cannot change. Raises
+        the engine's error when it cannot read the state (the replay then assumes a change)."""
+        ...
+
+    def interrupt(self) -> None: ...
+    def close(self) -> None: ...
+
+
 class Database(Protocol):
     """A database that persists across the sessions of one replay and shares nothing with any
     other: every replay opens a new one, so nothing an artifact made can reach another."""
 
     def session(self) -> Session: ...
+    def observer(self) -> Observer:
+        """The harness's committed-state reader (see Observer), opened once per replay."""
+        ...
+
     def close(self) -> None: ...
 
 

@@ -14,6 +14,9 @@ pattern over text: a comment is one token, however it nests or ends.
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Hashable
+
 import duckdb
 import pyarrow as pa
 
@@ -184,6 +187,80 @@ class DuckDBSession:
         self._cursor.close()
 
 
+DATA_ONLY_KINDS = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE", "MERGE_INTO"})
+"""Statement kinds (DuckDB's parser) that read the catalog but never change an entry of it:
+around them the observer reads the cheap part of the state only (table contents, sequence
+values, external resources), not the definitions of every catalog object (`duckdb_functions()`
+alone costs ~20 ms). Any other kind, a COMMIT included, gets the whole state."""
+
+_USER = "database_name NOT IN ('system', 'temp')"
+"""Persistent objects only: the system catalog holds the built-ins, temp the session's own."""
+_TABLES = (
+    "SELECT database_name, schema_name, table_name, sql, comment, tags "
+    f"FROM system.main.duckdb_tables() WHERE {_USER} AND NOT temporary ORDER BY 1, 2, 3"
+)
+_VALUES = (
+    "SELECT 'sequence', schema_name, sequence_name, last_value FROM system.main.duckdb_sequences() "
+    f"WHERE {_USER} AND NOT temporary ORDER BY 2, 3"
+)
+_RESOURCES = "SELECT * FROM system.main.duckdb_external_resources() ORDER BY ALL"
+_CATALOG = (
+    "SELECT schema_name, view_name, sql, comment, tags FROM system.main.duckdb_views() "
+    f"WHERE {_USER} AND NOT internal AND NOT temporary ORDER BY 1, 2",
+    "SELECT schema_name, index_name, table_name, sql, comment, tags, is_unique, is_primary "
+    f"FROM system.main.duckdb_indexes() WHERE {_USER} ORDER BY 1, 2",
+    "SELECT schema_name, sequence_name, sql, start_value, min_value, max_value, increment_by, "
+    f"cycle, comment, tags FROM system.main.duckdb_sequences() WHERE {_USER} AND NOT temporary "
+    "ORDER BY 1, 2",
+    "SELECT schema_name, type_name, logical_type, labels, comment, tags FROM "
+    f"system.main.duckdb_types() WHERE {_USER} AND NOT internal ORDER BY 1, 2",
+    "SELECT database_name, schema_name, comment, tags, sql FROM system.main.duckdb_schemas() "
+    f"WHERE {_USER} AND NOT internal ORDER BY 1, 2",
+    "SELECT schema_name, function_name, function_type, parameters, parameter_types, varargs, "
+    "return_type, macro_definition, comment, tags FROM system.main.duckdb_functions() "
+    f"WHERE {_USER} AND NOT internal ORDER BY ALL",
+)
+"""Every catalog object a script can leave besides tables: views, indexes, sequences, types
+(an ENUM holds data), schemas, macros and table macros. Secrets and triggers cannot be created."""
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+class DuckDBObserver:
+    """A connection of its own to the replay's instance (a cursor never handed to a script): it
+    sees only committed data. Every built-in it calls is qualified (`system.main.hash`), so a
+    macro the script named `hash`, `sum` or `duckdb_tables` cannot answer for it."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self._cursor = con.cursor()
+
+    def committed_state(self, around: Statement) -> Hashable:
+        cursor = self._cursor
+        tables = cursor.execute(_TABLES).fetchall()
+        parts: list[object] = [tables]
+        if tables:
+            rows = " UNION ALL ".join(
+                f"SELECT {i} AS k, system.main.count(*) AS n, "
+                f"system.main.sum(system.main.hash(*COLUMNS(*))) AS h "
+                f"FROM {_ident(db)}.{_ident(schema)}.{_ident(name)}"
+                for i, (db, schema, name, *_) in enumerate(tables)
+            )
+            parts.append(cursor.execute(f"SELECT * FROM ({rows}) ORDER BY k").fetchall())
+        parts.append(cursor.execute(_VALUES).fetchall())
+        parts.append(cursor.execute(_RESOURCES).fetchall())
+        if around.kind not in DATA_ONLY_KINDS:
+            parts.extend(cursor.execute(query).fetchall() for query in _CATALOG)
+        return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+    def interrupt(self) -> None:
+        self._cursor.interrupt()
+
+    def close(self) -> None:
+        self._cursor.close()
+
+
 class DuckDBDatabase:
     """The database of one replay: a new in-memory instance, persisting across that replay's
     sessions (cursors), closed with the replay."""
@@ -194,6 +271,9 @@ class DuckDBDatabase:
 
     def session(self) -> DuckDBSession:
         return DuckDBSession(self._con.cursor())
+
+    def observer(self) -> DuckDBObserver:
+        return DuckDBObserver(self._con)
 
     def close(self) -> None:
         self._con.close()

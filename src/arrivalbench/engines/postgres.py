@@ -41,6 +41,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Hashable
 from typing import Any
 
 import pyarrow as pa
@@ -397,6 +398,83 @@ class PostgresSession:
         self._con.close()  # mid-script: the server rolls back the open transaction
 
 
+_USER_NAMESPACES = (
+    "SELECT oid FROM pg_catalog.pg_namespace WHERE nspname NOT IN ('pg_catalog', "
+    "'information_schema', 'pg_toast') AND nspname !~ '^pg_(toast_)?temp_'"
+)
+_PG_CATALOG = (
+    f"SELECT nspname FROM pg_catalog.pg_namespace WHERE oid IN ({_USER_NAMESPACES}) ORDER BY 1",
+    "SELECT n.nspname, c.relname, c.relkind, c.relpersistence, CASE c.relkind "
+    "WHEN 'v' THEN pg_catalog.pg_get_viewdef(c.oid) WHEN 'm' THEN pg_catalog.pg_get_viewdef(c.oid) "
+    "WHEN 'i' THEN pg_catalog.pg_get_indexdef(c.oid) END FROM pg_catalog.pg_class c JOIN "
+    "pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relnamespace IN "
+    f"({_USER_NAMESPACES}) ORDER BY 1, 2",
+    "SELECT a.attrelid::pg_catalog.regclass::pg_catalog.text, a.attnum, a.attname, "
+    "pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull, "
+    "pg_catalog.pg_get_expr(d.adbin, d.adrelid) FROM pg_catalog.pg_attribute a JOIN "
+    "pg_catalog.pg_class c ON c.oid = a.attrelid LEFT JOIN pg_catalog.pg_attrdef d ON "
+    "d.adrelid = a.attrelid AND d.adnum = a.attnum WHERE a.attnum > 0 AND NOT a.attisdropped "
+    f"AND c.relnamespace IN ({_USER_NAMESPACES}) ORDER BY 1, 2",
+    "SELECT conrelid::pg_catalog.regclass::pg_catalog.text, conname, "
+    "pg_catalog.pg_get_constraintdef(oid) FROM pg_catalog.pg_constraint WHERE connamespace IN "
+    f"({_USER_NAMESPACES}) ORDER BY 1, 2",
+    "SELECT schemaname, sequencename, start_value, increment_by, max_value, min_value, cycle, "
+    "last_value FROM pg_catalog.pg_sequences WHERE schemaname::pg_catalog.text !~ "
+    "'^pg_(toast_)?temp_' ORDER BY 1, 2",
+)
+"""Schemas, relations (views and indexes with their definitions), columns with types and
+defaults, constraints, and sequences with their values (nextval is not transactional: a crash
+keeps it). A script cannot create functions, operators, types or domains (the screen refuses
+them), and every built-in here is qualified with pg_catalog."""
+OBSERVER_LOCK_TIMEOUT_MS = 50
+"""How long the observer waits for a lock the script's open transaction holds (an ALTER or a
+TRUNCATE not yet committed) before it gives up: the replay then assumes the state changed."""
+
+
+class PostgresObserver:
+    """A connection of its own, as the replay's role, to the replay's database: it sees only
+    committed rows, reads the catalog and each persistent table's row count and an
+    order-independent hash of its rows."""
+
+    def __init__(self, socket: str, dbname: str, role: str, limits: Limits) -> None:
+        import psycopg
+
+        timeout_ms = max(1, int(limits.statement_timeout * 1000))
+        self._con = psycopg.connect(
+            host=socket,
+            user=role,
+            dbname=dbname,
+            autocommit=True,
+            options=(
+                f"-c statement_timeout={timeout_ms} -c lock_timeout={OBSERVER_LOCK_TIMEOUT_MS} "
+                "-c search_path=pg_catalog"
+            ),
+        )
+
+    def committed_state(self, around: Statement) -> Hashable:
+        cursor = self._con.cursor()
+        parts: list[object] = [cursor.execute(query).fetchall() for query in _PG_CATALOG]
+        tables = cursor.execute(
+            "SELECT n.nspname, c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
+            f"ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p') AND c.relnamespace IN "
+            f"({_USER_NAMESPACES}) ORDER BY 1, 2"
+        ).fetchall()
+        for schema, name in tables:
+            parts.append(
+                cursor.execute(
+                    "SELECT pg_catalog.count(*), pg_catalog.sum(pg_catalog.hashtextextended("
+                    f"(r.*)::pg_catalog.text, 0)) FROM {_quote(schema)}.{_quote(name)} AS r"
+                ).fetchall()
+            )
+        return repr(parts)
+
+    def interrupt(self) -> None:
+        self._con.cancel()
+
+    def close(self) -> None:
+        self._con.close()
+
+
 class PostgresDatabase:
     """The database of one replay: created from the empty template, dropped with the replay."""
 
@@ -419,6 +497,9 @@ class PostgresDatabase:
 
     def session(self) -> PostgresSession:
         return PostgresSession(self.socket, self.name, self.role, self.limits)
+
+    def observer(self) -> PostgresObserver:
+        return PostgresObserver(self.socket, self.name, self.role, self.limits)
 
     def close(self) -> None:
         with admin_connection(self.socket) as con:

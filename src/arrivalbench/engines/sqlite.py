@@ -30,6 +30,7 @@ import shutil
 import sqlite3
 import tempfile
 import time
+from collections.abc import Hashable
 from typing import Any
 
 import pyarrow as pa
@@ -370,6 +371,27 @@ class SQLiteSession:
         self._con.close()  # without a commit: an open transaction rolls back
 
 
+class SQLiteObserver:
+    """A connection of its own to the replay's file, never handed to a script. Its fingerprint is
+    SQLite's own change counter for that connection, `PRAGMA data_version`, which changes exactly
+    when another connection committed a change to the file (catalog and rows alike: SQLite keeps
+    both in it, and the script's connection is the only other one): a proof that costs
+    microseconds instead of reading every table. While the script's open transaction holds the
+    file's exclusive lock (a spilled cache) the pragma raises 'database is locked'."""
+
+    def __init__(self, path: str) -> None:
+        self._con = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=0)
+
+    def committed_state(self, around: Statement) -> Hashable:
+        return int(self._con.execute("PRAGMA data_version").fetchone()[0])
+
+    def interrupt(self) -> None:
+        self._con.interrupt()
+
+    def close(self) -> None:
+        self._con.close()
+
+
 class SQLiteDatabase:
     """The database of one replay: a file in a private temporary folder, removed with the replay."""
 
@@ -381,6 +403,9 @@ class SQLiteDatabase:
 
     def session(self) -> SQLiteSession:
         return SQLiteSession(self.path, self.limits)
+
+    def observer(self) -> SQLiteObserver:
+        return SQLiteObserver(self.path)
 
     def close(self) -> None:
         shutil.rmtree(self._folder, ignore_errors=True)
