@@ -4,19 +4,27 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 CORE   := $(VENV)/.installed-core
 STAMP  := $(VENV)/.installed
+AB     := $(VENV)/bin/arrivalbench
+
+## installs with uv when it installs from the registry here (seconds instead of minutes), else pip
+define install
+	$(PY) -m pip install --quiet --disable-pip-version-check uv >/dev/null 2>&1 \
+	  && $(VENV)/bin/uv pip install --quiet --python $(PY) $(1) \
+	  || $(PY) -m pip install --quiet --disable-pip-version-check $(1)
+endef
 
 .PHONY: install demo test lint clean chromium postgresql
 
 ## the demo needs only the core (grading, statistics, report): no Ray, Inspect AI, scipy or pytest
 $(CORE): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e .
+	$(call install,-e .)
 	touch $(CORE)
 
 ## tests and lint need the dev extras (pytest, hypothesis, ruff, Ray, Inspect AI, scipy, statsmodels)
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(call install,-e '.[dev]')
 	touch $(CORE) $(STAMP)
 
 install: $(STAMP)
@@ -24,20 +32,24 @@ install: $(STAMP)
 ## the dbt extra (arrivalbench check --dbt-project): the tests run real dbt; the demo needs none
 DBT_STAMP := $(VENV)/.installed-dbt
 $(DBT_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,dbt]'
+	$(call install,-e '.[dev,dbt]')
 	touch $(DBT_STAMP)
 
-## demo: gate the built-in suite (grading every gold, negative control and naive baseline),
-## then build the reference corpus as a run directory, grade it, print the per-arm rates and write
-## its report (runs/demo/report/report.html). Verdicts go through the verdict cache
-## (~/.cache/arrivalbench), so the sweep reuses the gate's and a second demo executes nothing.
+## demo: gate the built-in suite at one seed (every gold, negative control and naive baseline;
+## make test gates at three), build the reference corpus as a run, generate the recorded replies of
+## one frontier LLM (examples/recorded/: three prompt arms, k=1) as a second run, grade both and
+## write their report (runs/demo/report/report.html); the last rates printed are the model's.
+## Verdicts go through the verdict cache (~/.cache/arrivalbench): the corpus reuses the gate's, and
+## a second demo executes nothing.
+RECORDED := replay:examples/recorded/frontier-llm-{arm}.json
 demo: $(CORE)
-	$(VENV)/bin/arrivalbench tasks
-	$(VENV)/bin/arrivalbench gate
+	$(AB) gate --seeds 1
 	rm -rf runs/demo
-	$(VENV)/bin/arrivalbench make-corpus --out runs/demo
-	$(VENV)/bin/arrivalbench grade-run runs/demo
-	$(VENV)/bin/arrivalbench report runs/demo --out runs/demo/report
+	$(AB) make-corpus --out runs/demo/corpus
+	$(AB) generate --model '$(RECORDED)' --arm unhinted --arm hint --arm arch -k 1 --out runs/demo/recorded
+	$(AB) grade-run runs/demo/corpus
+	$(AB) grade-run runs/demo/recorded
+	$(AB) report runs/demo/corpus runs/demo/recorded --out runs/demo/report
 
 ## chromium: the headless browser the report test renders the HTML page in (installed when missing)
 chromium:

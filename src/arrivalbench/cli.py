@@ -1149,7 +1149,8 @@ def generate(
         typer.Option(
             "--model",
             "-m",
-            help="replay:PATH, or an Inspect model such as openai/gpt-4o or openai-api/local/NAME.",
+            help="replay:PATH (a PATH holding {arm} reads one file per arm), or an Inspect model "
+            "such as openai/gpt-4o or openai-api/local/NAME.",
         ),
     ],
     out_dir: Annotated[
@@ -1240,7 +1241,7 @@ def generate(
     ids = _task_list("--tasks", task_ids)
     if rerun_reason is not None:
         again, n = rerun_no_artifact(
-            get_model(model, max_retries=max_retries, timeout=timeout),
+            get_model(model, max_retries=max_retries, timeout=timeout, arms=arm),
             out=out_dir,
             reason=rerun_reason,
             max_tokens=max_tokens,
@@ -1259,7 +1260,7 @@ def generate(
         return
     private = _secret(seed_file)
     run = run_generate(
-        get_model(model, max_retries=max_retries, timeout=timeout),
+        get_model(model, max_retries=max_retries, timeout=timeout, arms=arm),
         arms=arm,
         k=k,
         out=out_dir,

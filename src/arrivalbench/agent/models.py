@@ -60,40 +60,69 @@ def temperature(sample: int) -> float:
     return 0.0 if sample == 0 else 1.0
 
 
+ARM_PLACEHOLDER = "{arm}"
+"""In a replay path, stands for the arm: `replay:recorded/model-{arm}.json` reads one file per arm."""
+
+
 class ReplayModel:
     """Recorded replies: a JSON object mapping a task id to the replies of turns 1, 2, 3.
 
     Every sample of a task gets the same replies. A reply is a string (the raw response) or an
     object {"text": ..., "stop": "stop"|"length"|"refusal"|"error"} to replay a cut-off or refused
-    turn. A list shorter than the loop's turns ends the loop after its last reply.
+    turn. A list shorter than the loop's turns ends the loop after its last reply. A path holding
+    `{arm}` names one such file per prompt arm (each arm's replies were recorded under its own
+    prompt), so several recorded arms are generated as one run.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, arms: list[str] | None = None) -> None:
         self.path = Path(path)
         self.name = f"replay:{self.path}"
+        self.by_arm: dict[str, dict[str, list[Reply]]] | None = None
+        if ARM_PLACEHOLDER in str(path):
+            if not arms:
+                raise UsageError(
+                    f"{self.path}: a replay path with {ARM_PLACEHOLDER} needs the arms (--arm)."
+                )
+            self.by_arm = {
+                arm: self._load(Path(str(path).replace(ARM_PLACEHOLDER, arm))) for arm in arms
+            }
+            self.replies = {}
+        else:
+            self.replies = self._load(self.path)
+
+    def _load(self, path: Path) -> dict[str, list[Reply]]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"))
         except OSError as exc:
             raise UsageError(
-                f"{self.path}: cannot read the replay file ({exc.strerror}); give an existing JSON file."
+                f"{path}: cannot read the replay file ({exc.strerror}); give an existing JSON file."
             ) from None
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise UsageError(
-                f"{self.path}: not valid JSON ({exc}); expected {{task id: [reply of turn 1, ...]}}."
+                f"{path}: not valid JSON ({exc}); expected {{task id: [reply of turn 1, ...]}}."
             ) from None
         if not isinstance(data, dict):
             raise UsageError(
-                f"{self.path}: expected a JSON object {{task id: [reply of turn 1, ...]}}, found {type(data).__name__}."
+                f"{path}: expected a JSON object {{task id: [reply of turn 1, ...]}}, found {type(data).__name__}."
             )
-        self.replies: dict[str, list[Reply]] = {}
-        for task, replies in data.items():
-            if not isinstance(replies, list):
+        replies: dict[str, list[Reply]] = {}
+        for task, raw in data.items():
+            if not isinstance(raw, list):
                 raise UsageError(
-                    f"{self.path}: task {task!r} maps to {type(replies).__name__}; expected a list of replies."
+                    f"{path}: task {task!r} maps to {type(raw).__name__}; expected a list of replies."
                 )
-            self.replies[task] = [self._reply(task, i, r) for i, r in enumerate(replies, start=1)]
+            replies[task] = [self._reply(path, task, i, r) for i, r in enumerate(raw, start=1)]
+        return replies
 
-    def _reply(self, task: str, turn: int, raw: Any) -> Reply:
+    def _files(self) -> dict[Path, dict[str, list[Reply]]]:
+        if self.by_arm is None:
+            return {self.path: self.replies}
+        return {
+            Path(str(self.path).replace(ARM_PLACEHOLDER, arm)): replies
+            for arm, replies in self.by_arm.items()
+        }
+
+    def _reply(self, path: Path, task: str, turn: int, raw: Any) -> Reply:
         if isinstance(raw, str):
             return Reply(text=raw)
         if (
@@ -108,35 +137,41 @@ class ReplayModel:
                 error="replayed error" if raw.get("stop") == "error" else None,
             )
         raise UsageError(
-            f"{self.path}: task {task!r} turn {turn}: a reply is a string or "
+            f"{path}: task {task!r} turn {turn}: a reply is a string or "
             f'{{"text": ..., "stop": "stop|length|refusal|error"}}; found {json.dumps(raw)[:80]}.'
         )
 
     def default_tasks(self) -> list[str]:
-        """Without --tasks, a replay runs the tasks it has replies for."""
-        return sorted(self.replies)
+        """Without --tasks, a replay runs the tasks it has replies for (in every arm's file)."""
+        tasks = [set(replies) for replies in self._files().values()]
+        return sorted(set.intersection(*tasks))
 
     def check_tasks(self, tasks: list[str]) -> None:
-        missing = [t for t in tasks if t not in self.replies]
-        if missing:
-            shown = ", ".join(missing[:5]) + (
-                f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-            )
-            raise UsageError(
-                f"{self.path}: no replies for task(s) {shown}; add them or drop them from --tasks."
-            )
+        for path, replies in self._files().items():
+            missing = [t for t in tasks if t not in replies]
+            if missing:
+                shown = ", ".join(missing[:5]) + (
+                    f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+                )
+                raise UsageError(
+                    f"{path}: no replies for task(s) {shown}; add them or drop them from --tasks."
+                )
 
     async def complete(self, request: Request) -> Reply:
-        replies = self.replies.get(request.task, [])
+        source = self.replies if self.by_arm is None else self.by_arm.get(request.arm, {})
+        replies = source.get(request.task, [])
         if request.turn > len(replies):
             return Reply(text="", stop="exhausted")
         return replies[request.turn - 1]
 
 
-def get_model(spec: str, *, max_retries: int = 5, timeout: int = 600) -> Model:
-    """`replay:PATH`, or any Inspect AI model name (`openai/gpt-4o`, `openai-api/local/NAME`, `mockllm/model`)."""
+def get_model(
+    spec: str, *, max_retries: int = 5, timeout: int = 600, arms: list[str] | None = None
+) -> Model:
+    """`replay:PATH` (with `{arm}` in PATH: a file per arm of `arms`), or any Inspect AI model
+    name (`openai/gpt-4o`, `openai-api/local/NAME`, `mockllm/model`)."""
     if spec.startswith("replay:"):
-        return ReplayModel(Path(spec.removeprefix("replay:")))
+        return ReplayModel(Path(spec.removeprefix("replay:")), arms)
     if "/" not in spec:
         raise UsageError(
             f"--model {spec!r}: give replay:PATH or an Inspect model as provider/model, e.g. openai/gpt-4o."
