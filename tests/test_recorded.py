@@ -18,7 +18,7 @@ import pytest
 from arrivalbench.agent.models import Message, ReplayModel, Request, get_model
 from arrivalbench.errors import UsageError
 from arrivalbench.spec import load_suite
-from tests.test_cli import cli
+from test_cli import cli
 
 RECORDED = Path(__file__).parent.parent / "examples" / "recorded"
 TEMPLATE = RECORDED / "frontier-llm-{arm}.json"
@@ -46,13 +46,15 @@ def test_a_replay_path_with_arm_reads_one_file_per_arm() -> None:
 def test_a_replay_path_with_arm_but_no_arms_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match=r"\{arm\}"):
         ReplayModel(tmp_path / "replies-{arm}.json")
-    with pytest.raises(UsageError, match="replies-other.json: cannot read"):
+    with pytest.raises(UsageError, match=r"replies-other\.json: cannot read"):
         ReplayModel(tmp_path / "replies-{arm}.json", ["other"])
 
 
 def _rates_from_verdict_rows(run: Path) -> dict[str, tuple[float, float]]:
     """(snapshot-pass, gap) per arm, each the mean over tasks, recomputed from the raw rows."""
-    declared = {task.id: set(task.spec.hazards) - {"schema_evolution"} for task in load_suite().values()}
+    declared = {
+        task.id: set(task.spec.hazards) - {"schema_evolution"} for task in load_suite().values()
+    }
     verdicts: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
     for row in pq.read_table(run / "verdicts.parquet").to_pylist():
         verdicts[row["arm"], row["task"]][row["schedule"]] = row["verdict"]
@@ -89,9 +91,13 @@ def test_recorded_arms_grade_as_their_readme_says_and_the_report_shows_the_verdi
     recomputed = _rates_from_verdict_rows(run)
     assert recomputed == {"unhinted": (100.0, 35.0), "hint": (100.0, 0.0), "arch": (100.0, 0.0)}
     table = json.loads((report / "report.json").read_text())["tables"]["main"]
-    snapshot, gap = (table["columns"].index(c) for c in ("snapshot-pass % [95% CI]", "gap % [95% CI]"))
+    snapshot, gap = (
+        table["columns"].index(c) for c in ("snapshot-pass % [95% CI]", "gap % [95% CI]")
+    )
     shown = {row[0]: (row[snapshot], row[gap]) for row in table["rows"]}
     for arm, (snapshot_rate, gap_rate) in recomputed.items():
         assert shown[arm][0].startswith(f"{snapshot_rate:.1f}% "), (arm, shown[arm])
         assert shown[arm][1].startswith(f"{gap_rate:.1f}% "), (arm, shown[arm])
-    assert "replay:" in json.loads((report / "report.json").read_text())["arms"]["unhinted"]["model"]
+    assert (
+        "replay:" in json.loads((report / "report.json").read_text())["arms"]["unhinted"]["model"]
+    )
