@@ -1023,3 +1023,29 @@ def test_cli_import_scripts_on_sqlite_records_the_engine_and_grades_on_it(tmp_pa
     assert graded.returncode == 0, graded.stderr
     # SQLite's gold does not parse on DuckDB: PASS everywhere means it ran on SQLite.
     assert {r["verdict"] for r in RunDir.open(out).verdicts().to_pylist()} == {"PASS"}
+
+
+def test_regression_import_scripts_sample_of_a_non_ascii_digit_is_one_line(tmp_path: Path) -> None:
+    """Regression: `daily_revenue.².sql` passed str.isdigit and crashed int() with a ValueError."""
+    from arrivalbench.errors import ArrivalBenchError
+
+    folder = tmp_path / "scripts"
+    folder.mkdir()
+    (folder / "daily_revenue.².sql").write_text("SELECT 1;\n", encoding="utf-8")
+    with pytest.raises(ArrivalBenchError, match="a sample index is a whole number") as e:
+        import_scripts(folder, arm="human", out=tmp_path / "run")
+    assert "\n" not in str(e.value) and not (tmp_path / "run").exists()
+
+
+def test_regression_import_scripts_refuses_a_symlinked_host_file(tmp_path: Path) -> None:
+    """Regression: import-scripts turned a symlink to a host file into an artifact of the run."""
+    from arrivalbench.errors import ArrivalBenchError
+
+    folder = tmp_path / "scripts"
+    folder.mkdir()
+    host = tmp_path / "host.sql"
+    host.write_text("SELECT 'host';\n", encoding="utf-8")
+    (folder / "daily_revenue.sql").symlink_to(host)
+    with pytest.raises(ArrivalBenchError, match="a symlink"):
+        import_scripts(folder, arm="human", out=tmp_path / "run")
+    assert not (tmp_path / "run").exists()

@@ -32,10 +32,11 @@ def test_artifact_idioms_and_outcomes_of_a_stored_run_feed_the_split(tmp_path):
         tmp_path / "run", suite_hash="s", task_hashes={}, base_seed=1, engine="duckdb",
         engine_version="x", config={}, cells=cells, artifacts={sha256_text(t): t for t in (gold, control)},
     )  # fmt: skip
-    rows = [
-        verdict_row(cells[1], s, 1, {"verdict": v})
-        for s, v in (("snapshot", "PASS"), ("duplicate_delivery", "FAIL"))
-    ]
+    # a graded cell has a verdict on every hazard its task declares (stats.IncompleteCellError)
+    graded = {"snapshot": "PASS", "duplicate_delivery": "FAIL"} | dict.fromkeys(
+        ("late_arrival", "out_of_order", "crash_retry", "backfill"), "PASS"
+    )
+    rows = [verdict_row(cells[1], s, 1, {"verdict": v}) for s, v in graded.items()]
     timings = [
         {k: r[k] for k in ("arm", "task", "sample", "schedule")}
         | {"wall_seconds": 0.0, "statement_seconds": 0.0}
@@ -49,7 +50,7 @@ def test_artifact_idioms_and_outcomes_of_a_stored_run_feed_the_split(tmp_path):
     assert found[sha256_text(gold)].guard and not found[sha256_text(control)].guard
 
     by_sample = {c.sample: c for c in run_outcomes(run, tasks)}
-    assert by_sample[1].verdicts == {"snapshot": "PASS", "duplicate_delivery": "FAIL"}
+    assert by_sample[1].verdicts == graded
     assert by_sample[1].artifact_sha256 == sha256_text(control)
     assert by_sample[0].verdicts == {} and by_sample[3].artifact_sha256 is None
     assert "duplicate_delivery" in by_sample[1].hazards

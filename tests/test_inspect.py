@@ -570,3 +570,89 @@ def test_engine_parameter_names_the_dialect_checks_scores_and_imports_on_it(
     kept = run.verdicts().to_pylist()
     assert {r["schedule"] for r in kept} == set(default_schedules(task))
     assert {r["verdict"] for r in kept} == {"PASS"}
+
+
+def _claimed_cell(tmp_path: Path, arm: str = "m") -> tuple[Any, dict[str, Any]]:
+    """A one-cell CellResult and the record a scorer would claim for it (8 PASS)."""
+    from arrivalbench import __version__
+    from arrivalbench.agent.loop import CellResult
+    from arrivalbench.engines import get_engine
+    from arrivalbench.seeds import DEFAULT_SEED
+
+    result = CellResult(
+        task="daily_revenue", arm=arm, sample=0, model="x", temperature=0.0,
+        prompt_sha256=None, system="", user="", script="SELECT 1;\n",
+    )  # fmt: skip
+    record = {
+        "format": 1,
+        "task": "daily_revenue",
+        "artifact_sha256": result.artifact_sha256,
+        "engine": "duckdb",
+        "engine_version": get_engine("duckdb").version,
+        "harness_version": __version__,
+        "seed": DEFAULT_SEED,
+        "verdicts": {s: {"verdict": "PASS"} for s in default_schedules(get_task("daily_revenue"))},
+    }
+    return result, record
+
+
+@pytest.mark.parametrize(
+    ("tag", "reason"),
+    [
+        (None, "no authentication tag"),
+        ("0" * 64, "a tag this grader's key did not make"),
+        ("signed-then-altered", "a tag this grader's key did not make"),
+        ("signed", None),
+    ],
+)
+def test_regression_a_forged_scorer_record_is_graded_again(
+    tmp_path: Path, tag: str | None, reason: str | None
+) -> None:
+    """Regression: import-inspect kept a forged scorer record (the watermark control as 8 x PASS)
+    on a development run; a record is now kept only with this grader's HMAC tag."""
+    from arrivalbench.agent.generate import write_run
+    from arrivalbench.agent.inspect_import import keep_verdicts
+    from arrivalbench.engines import Limits
+    from arrivalbench.seeds import DEFAULT_SEED
+    from arrivalbench.store.claims import sign_record
+
+    result, record = _claimed_cell(tmp_path)
+    if tag == "signed":
+        tag = sign_record(record)
+    elif tag == "signed-then-altered":
+        tag = sign_record({**record, "verdicts": {"snapshot": {"verdict": "FAIL"}}})
+    run = write_run(
+        tmp_path / "run", [result], model="x", seed=DEFAULT_SEED, limits=Limits(), turns=1
+    )
+    kept = keep_verdicts(run, [result], {("m", "daily_revenue", 0): (record, tag)}, DEFAULT_SEED)
+    if reason is None:
+        assert (kept.cells, kept.rows, sum(kept.regrade.values())) == (1, 8, 0)
+        assert run.verdicts().num_rows == 8
+    else:
+        assert (kept.cells, kept.rows, run.verdicts().num_rows) == (0, 0, 0)
+        assert list(kept.regrade) == [next(r for r in kept.regrade if r.startswith(reason))]
+        assert "1 cells to grade again" in kept.summary() and reason in kept.summary()
+
+
+@pytest.mark.parametrize("arm", ["/abs/path", "../../x"])
+def test_regression_an_inspect_arm_name_cannot_leave_out(tmp_path: Path, arm: str) -> None:
+    """Regression: a sample whose transcript named arm /abs/path or ../../x made import-inspect
+    write its transcript outside --out."""
+    from types import SimpleNamespace
+
+    from arrivalbench.agent.inspect_import import _cells
+
+    result, _ = _claimed_cell(tmp_path, arm=arm)
+    sample = SimpleNamespace(
+        id=1,
+        epoch=1,
+        store={TRANSCRIPT: result.transcript()},
+        metadata={"task": "daily_revenue", "arm": arm, "sample": 0},
+        scores={},
+        error=None,
+        limit=None,
+    )
+    log = SimpleNamespace(samples=[sample])
+    with pytest.raises(InspectLogError, match="an arm name is") as e:
+        _cells(tmp_path / "log.eval", log)  # type: ignore[arg-type]
+    assert "\n" not in str(e.value)

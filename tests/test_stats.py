@@ -393,7 +393,7 @@ def test_run_outcomes_reads_a_stored_run(tmp_path):
     entries = {
         "snapshot": {"verdict": "PASS"},
         "duplicate_delivery": {"verdict": "ERROR", "error_class": "timeout"},
-    }
+    } | {h: {"verdict": "PASS"} for h in FIVE if h != "duplicate_delivery"}
     rows = [verdict_row(cells[0], s, 1, e) for s, e in entries.items()]
     timings = [
         {k: r[k] for k in ("arm", "task", "sample", "schedule")}
@@ -780,3 +780,15 @@ def test_constraint_errors_are_split_out_of_sql_error():
     assert error_class("timeout", record) == "timeout"
     assert error_class(None, None) == "unknown"
     assert error_class("sql_error", "not json") == "sql_error"
+
+
+def test_regression_a_cell_missing_a_declared_hazard_verdict_is_refused() -> None:
+    """Regression: a cell graded on the snapshot alone (a manifest narrowed `config.schedules`)
+    counted in the gap as a cell with no FAIL: the watermark control showed a gap of 0%."""
+    from arrivalbench.analysis.stats import IncompleteCellError
+
+    rows = [r for r in graded(A, 0) if r["schedule"] != "late_arrival"]
+    with pytest.raises(IncompleteCellError, match=r"model/daily_revenue/0: .* late_arrival") as e:
+        outcomes([cell(A, 0)], table(rows), TASKS)
+    assert "\n" not in str(e.value)
+    assert outcomes([cell(A, 1)], table(graded(A, 0)), TASKS)[0].graded is False  # ungraded: fine

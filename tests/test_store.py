@@ -353,3 +353,115 @@ def test_journal_row_written_before_seed_commitment_existed_is_read(tmp_path: Pa
     run.append([row], [_timing("snapshot")])
     (read,) = run.verdicts().to_pylist()
     assert read["seed_commitment"] is None and read["schedule"] == "snapshot"
+
+
+# --- a run directory is input, not truth (issue 21) -------------------------------------------------
+
+
+def test_regression_manifest_limits_may_only_tighten_the_defaults(tmp_path: Path) -> None:
+    """Regression: a crafted manifest raised memory_limit to 4GB (a worker reached 4 GB RSS against
+    1 GB + 768 MB) and grade-run used it; now a looser limit takes an explicit flag."""
+    run = make_run(tmp_path / "run")
+    _edit_manifest(run, lambda m: m["config"].update(memory_limit="4GB", statement_timeout=2.0))
+    opened = RunDir.open(run.path)
+    with pytest.raises(RunStoreError, match=r"--memory-limit 4GB to grant that explicitly") as e:
+        opened.limits()
+    assert "\n" not in str(e.value)
+    granted = opened.limits({"memory_limit": "4GB", "statement_timeout": None})
+    assert (granted.memory_limit, granted.statement_timeout) == ("4GB", 2.0)  # 2 s: tighter, kept
+
+
+@pytest.mark.parametrize(
+    ("change", "phrase"),
+    [
+        (
+            lambda m: m["config"].update(statement_timeout=1e7),
+            "field 'config.statement_timeout' is 10000000.0, expected a number of seconds up to 3600",
+        ),
+        (
+            lambda m: m["config"].update(memory_limit="1PB"),
+            "field 'config.memory_limit' is a string",
+        ),
+        (
+            lambda m: m["config"].update(max_script_bytes=-1),
+            "field 'config.max_script_bytes' is -1",
+        ),
+        (lambda m: m["config"].update(surprise=1), "field 'config.surprise' is not a field"),
+        (lambda m: m.update(extra={}), "field 'extra' is not a field of run format 1"),
+        (lambda m: m.update(arms=["../../x"]), "field 'arms[0]' is a string"),
+    ],
+)
+def test_regression_manifest_numbers_are_bounded_and_fields_known(
+    tmp_path: Path, change, phrase: str
+) -> None:
+    """Regression: `statement_timeout: 1e7` crashed grade-run with an OverflowError traceback, and
+    unknown fields were silently carried along."""
+    run = make_run(tmp_path / "run")
+    _edit_manifest(run, change)
+    with pytest.raises(RunStoreError) as caught:
+        RunDir.open(run.path)
+    assert phrase in str(caught.value) and "\n" not in str(caught.value), str(caught.value)
+
+
+@pytest.mark.parametrize("name", ["/abs/path", "../../x", "..", "a/b", "", "gold\x00"])
+def test_regression_names_that_leave_the_run_are_refused(tmp_path: Path, name: str) -> None:
+    """Regression: an Inspect arm named /abs/path or ../../x made import-inspect write outside
+    --out; one validator now refuses it for every importer and for the store."""
+    from arrivalbench.store import check_name
+
+    with pytest.raises(RunStoreError, match="an arm name is"):
+        check_name("arm", name)
+    with pytest.raises(RunStoreError):
+        RunDir(tmp_path / "run").transcript_path(name, "daily_revenue", 0)
+    with pytest.raises(RunStoreError):
+        make_run(tmp_path / "run", [Cell(name, "daily_revenue", 0)])
+    assert not (tmp_path / "run").exists() or not any((tmp_path / "run").rglob("*.json"))
+
+
+def test_regression_a_symlinked_transcript_is_refused_not_read(tmp_path: Path) -> None:
+    """Regression: `report` embedded a symlinked transcript's host file in report.html."""
+    from arrivalbench.report.analysis import transcript
+
+    run = make_run(tmp_path / "run")
+    secret = tmp_path / "host-secret.json"
+    secret.write_text('{"user": "the host file"}', encoding="utf-8")
+    link = run.path / "transcripts" / "gold" / "daily_revenue" / "0.json"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(secret)
+    with pytest.raises(RunStoreError, match="a symlink inside the run directory") as caught:
+        transcript(run, "gold", "daily_revenue", 0)
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("where", ["transcripts/gold/daily_revenue/0.json", "transcripts/gold"])
+def test_regression_copy_ungraded_refuses_symlinks(tmp_path: Path, where: str) -> None:
+    """Regression: `regrade --out` copied a symlinked host file into the new run."""
+    run = make_run(tmp_path / "run")
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "daily_revenue").mkdir()
+    (host / "daily_revenue" / "0.json").write_text("{}", encoding="utf-8")
+    link = run.path / where
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(host / "daily_revenue" / "0.json" if where.endswith(".json") else host)
+    with pytest.raises(RunStoreError, match="a symlink inside the run directory"):
+        run.copy_ungraded(tmp_path / "copy")
+    assert not (tmp_path / "copy" / "manifest.json").exists()
+
+
+def test_regression_a_symlinked_artifact_or_manifest_is_refused(tmp_path: Path) -> None:
+    run = make_run(tmp_path / "run")
+    (sha,) = {c.artifact_sha256 for c in run.cells() if c.artifact_sha256}
+    artifact = run.path / "artifacts" / f"{sha}.sql"
+    host = tmp_path / "host.sql"
+    host.write_bytes(artifact.read_bytes())
+    artifact.unlink()
+    artifact.symlink_to(host)
+    with pytest.raises(RunStoreError, match="a symlink"):
+        run.artifact(sha)
+    manifest = run.path / "manifest.json"
+    (tmp_path / "m.json").write_bytes(manifest.read_bytes())
+    manifest.unlink()
+    manifest.symlink_to(tmp_path / "m.json")
+    with pytest.raises(RunStoreError, match="a symlink"):
+        RunDir.open(run.path)

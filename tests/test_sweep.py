@@ -159,3 +159,50 @@ def test_sweep_without_the_run_suite_dir_names_the_task_and_the_flag(mine_run) -
     assert f"task '{MINE}' is not on the suite path" in message
     assert f"pass --suite-dir {mine.resolve()}" in message
     assert not (run.path / "verdicts.parquet").exists()
+
+
+def _edit_config(run: RunDir, **changes: object) -> RunDir:
+    import json
+
+    path = run.path / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest["config"].update(changes)
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    return RunDir.open(run.path)
+
+
+def test_regression_a_narrowed_manifest_schedule_set_still_plans_the_declared_set(
+    tmp_path: Path,
+) -> None:
+    """Regression: `config.schedules: snapshot` in a crafted manifest graded the watermark
+    control on the snapshot alone (gap 0%, and regrade --verify said reproduced)."""
+    from arrivalbench.schedules import default_schedules
+    from arrivalbench.spec import get_task
+    from arrivalbench.sweep import SweepConfig, plan
+
+    run = _edit_config(make_corpus(tmp_path / "run", task_ids=[TASK]), schedules="snapshot")
+    units = plan(run, SweepConfig.from_manifest(run.manifest))
+    declared = tuple(default_schedules(get_task(TASK)))
+    assert units and all(u.schedules == declared for u in units), declared
+
+
+def test_regression_grade_run_refuses_a_manifest_that_loosens_limits_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: `memory_limit: 4GB` in a manifest was obeyed, and `statement_timeout: 1e7`
+    crashed grade-run with an OverflowError traceback; both are now one line and exit 2, and
+    --memory-limit grants a looser limit explicitly (checked against the ceiling)."""
+    from arrivalbench.cli import main
+
+    run = _edit_config(make_corpus(tmp_path / "run", task_ids=[TASK]), memory_limit="4GB")
+    for argv, phrase in [
+        ([str(run.path)], "config.memory_limit 4GB is looser than the harness's 1GB"),
+        ([str(run.path), "--memory-limit", "1TB"], "--memory-limit 1TB is above the ceiling"),
+        ([str(run.path), "--statement-timeout", "1e7"], "--statement-timeout 1e+07 is above"),
+    ]:
+        monkeypatch.setattr(sys, "argv", ["arrivalbench", "grade-run", *argv])
+        with pytest.raises(SystemExit) as exit_:
+            main()
+        err = capsys.readouterr().err
+        assert exit_.value.code == 2 and len(err.splitlines()) == 1 and phrase in err, err
+    assert run.verdicts().num_rows == 0

@@ -34,6 +34,7 @@ from arrivalbench import __version__
 from arrivalbench.engines import Engine, Limits
 from arrivalbench.errors import UsageError
 from arrivalbench.replay import ResultCap
+from arrivalbench.store.manifest import limits_config
 
 CACHE_DIR_ENV = "ARRIVALBENCH_CACHE_DIR"
 CACHE_MAX_ENV = "ARRIVALBENCH_CACHE_MAX_MB"
@@ -118,7 +119,7 @@ def verdict_key(
         "task": task_hash,
         "schedule": schedule_sha256,
         "artifact": artifact_sha256,
-        "limits": asdict(limits),
+        "limits": limits_config(limits),
         "seed": seed,
         "cap": asdict(cap),
         "suite": suite_hash,

@@ -81,6 +81,15 @@ def _new_run_dir(param: typer.CallbackParam, value: Path | None) -> Path | None:
 
 
 TaskOpt = Annotated[str, typer.Option("--task", "-t", help="Task id (see: arrivalbench tasks).")]
+DEFAULT_LIMITS = Limits()
+STATEMENT_TIMEOUT_HELP = "Seconds per statement before it is interrupted."
+MEMORY_LIMIT_HELP = (
+    "Memory limit per replay on every engine (and its disk on PostgreSQL), e.g. 1GB."
+)
+REPLAY_TIMEOUT_HELP = "Seconds of wall time per replay of a whole schedule."
+StatementTimeoutOpt = Annotated[float, typer.Option(help=STATEMENT_TIMEOUT_HELP)]
+MemoryLimitOpt = Annotated[str, typer.Option(help=MEMORY_LIMIT_HELP)]
+ReplayTimeoutOpt = Annotated[float, typer.Option(help=REPLAY_TIMEOUT_HELP)]
 SeedOpt = Annotated[
     int,
     typer.Option(
@@ -389,18 +398,9 @@ def grade(
         Path | None,
         typer.Option(help="Replay one schedule from a file written by 'arrivalbench schedule'."),
     ] = None,
-    statement_timeout: Annotated[
-        float, typer.Option(help="Seconds per statement before it is interrupted.")
-    ] = 10.0,
-    memory_limit: Annotated[
-        str,
-        typer.Option(
-            help="Memory limit per replay on every engine (and its disk on PostgreSQL), e.g. 1GB."
-        ),
-    ] = "1GB",
-    replay_timeout: Annotated[
-        float, typer.Option(help="Seconds of wall time per replay of a whole schedule.")
-    ] = 120.0,
+    statement_timeout: StatementTimeoutOpt = DEFAULT_LIMITS.statement_timeout,
+    memory_limit: MemoryLimitOpt = DEFAULT_LIMITS.memory_limit,
+    replay_timeout: ReplayTimeoutOpt = DEFAULT_LIMITS.replay_timeout,
     max_script_bytes: Annotated[
         int, typer.Option(help="Largest pipeline accepted, in bytes.")
     ] = 1_000_000,
@@ -1076,6 +1076,41 @@ def new_task_command(
 
 
 RunOpt = Annotated[Path, typer.Argument(help="A run directory.")]
+_RUN_LIMIT = " Default: the run's manifest, which may only tighten the harness's default of {}."
+RunStatementTimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--statement-timeout",
+        help=STATEMENT_TIMEOUT_HELP + _RUN_LIMIT.format(f"{DEFAULT_LIMITS.statement_timeout:g} s"),
+    ),
+]
+RunMemoryLimitOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--memory-limit", help=MEMORY_LIMIT_HELP + _RUN_LIMIT.format(DEFAULT_LIMITS.memory_limit)
+    ),
+]
+RunReplayTimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--replay-timeout",
+        help=REPLAY_TIMEOUT_HELP + _RUN_LIMIT.format(f"{DEFAULT_LIMITS.replay_timeout:g} s"),
+    ),
+]
+
+
+def _limit_flags(
+    statement_timeout: float | None, memory_limit: str | None, replay_timeout: float | None
+) -> dict[str, Any]:
+    """The explicit limit flags of grade-run and regrade (None: not given), checked now against
+    the ceilings (engines.Limits) so a bad one is one line before anything runs."""
+    flags = {
+        "statement_timeout": statement_timeout,
+        "memory_limit": memory_limit,
+        "replay_timeout": replay_timeout,
+    }
+    Limits(**{k: v for k, v in flags.items() if v is not None})
+    return flags
 
 
 def _executor(value: str) -> str:
@@ -1352,11 +1387,11 @@ def import_inspect_command(
     suite_dir: SuiteDirOpt = None,
 ) -> None:
     """Store finished Inspect logs of the arrivalbench task as a run, keeping the scorer's verdicts."""
-    from arrivalbench.agent.inspect_import import import_inspect
+    from arrivalbench.agent.inspect_import import import_logs
 
     use_suite(suite_dir)
     private = _secret(seed_file)
-    run = import_inspect(log_dir, out_dir, seed_commitment=private and private.commitment)
+    run, claims = import_logs(log_dir, out_dir, seed_commitment=private and private.commitment)
     cells = run.cells()
     missing = sum(c.artifact_sha256 is None for c in cells)
     kept = run.verdicts().num_rows
@@ -1367,6 +1402,7 @@ def import_inspect_command(
         highlight=False,
         soft_wrap=True,
     )
+    out.print(f"scorer verdicts: {claims.summary()}", highlight=False, soft_wrap=True)
     out.print(_run_kind(run), highlight=False)
     if verify_rows:
         from arrivalbench.sweep import verify
@@ -1427,6 +1463,9 @@ def grade_run(
     ] = False,
     no_cache: NoCacheOpt = False,
     engine: RunEngineOpt = None,
+    statement_timeout: RunStatementTimeoutOpt = None,
+    memory_limit: RunMemoryLimitOpt = None,
+    replay_timeout: RunReplayTimeoutOpt = None,
 ) -> None:
     """Grade every ungraded (cell, schedule) of a run directory, resuming where a sweep stopped,
     on the engine its manifest records."""
@@ -1450,10 +1489,12 @@ def grade_run(
             "to grade on this machine."
         )
     use_suite(suite_dir)
+    limits = _limit_flags(statement_timeout, memory_limit, replay_timeout)
     run = RunDir.open(run_dir)
     _check_run_engine(run, engine)
     private = _run_secret(run, seed_file)
     run.tasks()  # a task missing from the suite path is one line, before the progress bar
+    run.limits(limits)  # and so is a manifest asking for looser limits than the harness's
     counts: Counter[str] = Counter()
     progress = Progress(
         TextColumn("[bold]grading"),
@@ -1491,6 +1532,7 @@ def grade_run(
             on_plan=planned,
             private=private,
             cache_dir=_cache_dir(no_cache),
+            limits=limits,
         )
     finally:
         if progress.live.is_started:
@@ -1531,6 +1573,9 @@ def regrade(
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
     engine: RunEngineOpt = None,
+    statement_timeout: RunStatementTimeoutOpt = None,
+    memory_limit: RunMemoryLimitOpt = None,
+    replay_timeout: RunReplayTimeoutOpt = None,
 ) -> None:
     """Grade every stored artifact again: --verify compares with the stored verdicts, --out keeps a copy.
 
@@ -1546,19 +1591,21 @@ def regrade(
             f"regrade {run_dir}: pass --verify to re-execute and compare with the stored verdicts, "
             "or --out NEW_RUN to write a re-graded copy; the stored verdicts are never changed."
         )
+    limits = _limit_flags(statement_timeout, memory_limit, replay_timeout)
     run = RunDir.open(run_dir)
     _check_run_engine(run, engine)
     private = _run_secret(run, seed_file)
+    run.limits(limits)
     if not verify_rows:
         assert out_dir is not None
-        copy = regrade_run(run, out_dir, workers=workers, private=private)
+        copy = regrade_run(run, out_dir, workers=workers, private=private, limits=limits)
         out.print(
             f"wrote {out_dir}: {copy.verdicts().num_rows} verdict rows re-graded from {run_dir} "
             f"(unchanged); compare with: arrivalbench summary {out_dir}",
             highlight=False,
         )
         return
-    mismatches = verify(run, workers=workers, private=private, out=out_dir)
+    mismatches = verify(run, workers=workers, private=private, out=out_dir, limits=limits)
     rows = run.verdicts().num_rows
     if mismatches:
         for line in mismatches:

@@ -311,13 +311,10 @@ def replay_command(
         command += f" --schedules {schedule} --seed {seed}"
     if seed_file is not None:
         command += f" --seed-file {seed_file}"
-    default = Limits()
     if limits is not None:
-        for name in ("statement_timeout", "memory_limit", "replay_timeout", "max_script_bytes"):
-            value = getattr(limits, name)
-            if value != getattr(default, name):
-                shown = f"{value:g}" if isinstance(value, float) else str(value)
-                command += f" --{name.replace('_', '-')} {shown}"
+        from arrivalbench.store import limits_flags
+
+        command += limits_flags(limits)
     if engine != "duckdb":
         command += f" --engine {engine}"
     return command

@@ -611,6 +611,17 @@ def resolve_schedules(task: Task, selection: str | None) -> list[str]:
     return names
 
 
+def graded_schedules(task: Task, selection: str | None) -> list[str]:
+    """What grading a stored run grades for a cell of `task`: the run's selection, and never less
+    than the task's declared set (snapshot, benign controls, declared hazards), in registry order.
+
+    A run's selection comes from its manifest, which anyone can edit; a cell graded on fewer
+    schedules than its task declares would show a gap of 0% for a pipeline that fails them.
+    """
+    wanted = set(default_schedules(task)) | set(resolve_schedules(task, selection))
+    return [n for n in SCHEDULE_NAMES if n in wanted]
+
+
 def build_schedule(
     task: Task, name: str, base_seed: int, private: PrivateSeed | None = None
 ) -> tuple[Schedule, Log]:

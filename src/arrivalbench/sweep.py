@@ -23,10 +23,10 @@ from arrivalbench.engines import Limits, get_engine
 from arrivalbench.errors import UsageError
 from arrivalbench.grade import Grader
 from arrivalbench.sandbox import die_with_parent
-from arrivalbench.schedules import get_kind, resolve_schedules
+from arrivalbench.schedules import get_kind, graded_schedules
 from arrivalbench.seeds import PrivateSeed
 from arrivalbench.spec import SuiteDirs, get_task, user_suite_dirs
-from arrivalbench.store import Cell, RunDir, RunStoreError, verdict_row
+from arrivalbench.store import Cell, RunDir, RunStoreError, run_limits, verdict_row
 
 MAX_POOL_RESTARTS = 3
 
@@ -42,7 +42,7 @@ class Unit:
 class SweepConfig:
     seed: int
     limits: Limits
-    schedules: str | None  # None: the task's default set; "all"; or a comma list
+    schedules: str | None  # None: the task's default set; "all"; or a comma list (never fewer)
     private: PrivateSeed | None = None
     suite_dirs: tuple[Path, ...] = ()  # the user's suite folders, as the parent resolved them
     cache_dir: Path | None = None  # the verdict cache (see cache.py); None: grade everything
@@ -55,15 +55,13 @@ class SweepConfig:
         private: PrivateSeed | None = None,
         suite_dirs: tuple[Path, ...] = (),
         cache_dir: Path | None = None,
+        limits: Limits | None = None,
     ) -> SweepConfig:
+        """The settings of a stored run; `limits` as RunDir.limits chose them (default: the
+        manifest's, which may only tighten the harness's)."""
         config = manifest.get("config", {})
-        default = Limits()
-        limits = Limits(
-            statement_timeout=float(config.get("statement_timeout", default.statement_timeout)),
-            memory_limit=str(config.get("memory_limit", default.memory_limit)),
-            replay_timeout=float(config.get("replay_timeout", default.replay_timeout)),
-            max_script_bytes=int(config.get("max_script_bytes", default.max_script_bytes)),
-        )
+        if limits is None:
+            limits = run_limits(config, "manifest.json")
         return cls(
             seed=int(manifest["base_seed"]),
             limits=limits,
@@ -82,7 +80,7 @@ def plan(run: RunDir, config: SweepConfig) -> list[Unit]:
     for cell in run.cells():
         if cell.artifact_sha256 is None:
             continue
-        wanted = resolve_schedules(run.task(cell.task, config.suite_dirs), config.schedules)
+        wanted = graded_schedules(run.task(cell.task, config.suite_dirs), config.schedules)
         pending = tuple(s for s in wanted if (*cell.key, s) not in done)
         if pending:
             units.append(
@@ -239,12 +237,15 @@ def sweep(
     private: PrivateSeed | None = None,
     suite_dirs: SuiteDirs = None,
     cache_dir: Path | None = None,
+    limits: dict[str, Any] | None = None,
 ) -> SweepReport:
     """Grade everything still ungraded in the run, append as results arrive, then compact.
 
     A private run needs `private`, the secret it commits to; a development run takes none.
     `suite_dirs`: the user's suite folders (default: the process's, see spec.user_suite_dirs).
     `cache_dir`: a verdict cache to read and fill (None: every verdict is graded afresh).
+    `limits`: explicit limit flags (statement_timeout, memory_limit, replay_timeout; None: not
+    given) over the manifest's, which may only tighten the defaults (RunDir.limits).
     """
     manifest = run.manifest
     run.check_secret(private)
@@ -261,7 +262,9 @@ def sweep(
             )
     if executor not in ("local", "ray"):
         raise UsageError(f"executor {executor!r}: expected 'local' or 'ray'.")
-    config = SweepConfig.from_manifest(manifest, private, suite_dirs=dirs, cache_dir=cache_dir)
+    config = SweepConfig.from_manifest(
+        manifest, private, suite_dirs=dirs, cache_dir=cache_dir, limits=run.limits(limits)
+    )
     get_engine(config.engine)  # a server engine starts here, so every worker shares it
     workers = workers or os.cpu_count() or 1
     started = time.perf_counter()
@@ -294,15 +297,19 @@ def _regraded_copy(
     workers: int | None,
     private: PrivateSeed | None,
     suite_dirs: SuiteDirs = None,
+    limits: dict[str, Any] | None = None,
 ) -> RunDir:
     """Copy the run without verdicts to `out` and grade the copy; the caller holds the run's lock.
 
-    The copy's manifest names the run it came from and the harness that graded it. The verdict
-    cache is never used: re-grading exists to execute every artifact again.
+    The copy's manifest names the run it came from and the harness that graded it, and records
+    the limits it was graded under (explicit `limits` flags included). The verdict cache is never
+    used: re-grading exists to execute every artifact again.
     """
     from arrivalbench import __version__
+    from arrivalbench.store import limits_config
 
     manifest = run.manifest
+    graded_under = run.limits(limits)
     copy = run.copy_ungraded(
         out,
         amend={
@@ -313,9 +320,17 @@ def _regraded_copy(
             },
             "harness_version": __version__,
             "engine_version": get_engine(manifest.get("engine", "duckdb")).version,
+            "config": {**manifest["config"], **limits_config(graded_under)},
         },
     )
-    sweep(copy, workers=workers, private=private, suite_dirs=suite_dirs, cache_dir=None)
+    sweep(
+        copy,
+        workers=workers,
+        private=private,
+        suite_dirs=suite_dirs,
+        cache_dir=None,
+        limits=limits_config(graded_under),
+    )
     return copy
 
 
@@ -325,11 +340,12 @@ def regrade(
     workers: int | None = None,
     private: PrivateSeed | None = None,
     suite_dirs: SuiteDirs = None,
+    limits: dict[str, Any] | None = None,
 ) -> RunDir:
     """Grade every stored artifact again into a new run at `out`; the stored verdicts are not touched."""
     run.check_secret(private)
     with run.lock():
-        return _regraded_copy(run, Path(out), workers, private, suite_dirs)
+        return _regraded_copy(run, Path(out), workers, private, suite_dirs, limits)
 
 
 def verify(
@@ -338,6 +354,7 @@ def verify(
     private: PrivateSeed | None = None,
     out: Path | None = None,
     suite_dirs: SuiteDirs = None,
+    limits: dict[str, Any] | None = None,
 ) -> list[str]:
     """Re-grade every stored artifact into a scratch copy and list verdict rows that differ, byte for byte.
 
@@ -351,7 +368,7 @@ def verify(
         stored = run.verdicts()
         with tempfile.TemporaryDirectory(prefix="arrivalbench-verify-") as scratch:
             copy = _regraded_copy(
-                run, Path(out or Path(scratch) / "run"), workers, private, suite_dirs
+                run, Path(out or Path(scratch) / "run"), workers, private, suite_dirs, limits
             )
             again = copy.verdicts()
     mismatches = []

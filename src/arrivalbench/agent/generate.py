@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
+import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -38,45 +38,40 @@ from arrivalbench.seeds import DEFAULT_SEED
 from arrivalbench.spec import Task, get_task, load_suite, suite_hash, task_folders
 from arrivalbench.store import (
     ROLES,
+    SUPERSEDED,
+    TRANSCRIPTS,
     Cell,
     RunDir,
     RunStoreError,
-    _atomic_write,
+    check_name,
     check_run_path,
+    check_sample,
     create_suite_run,
 )
 
-PLAN = "generation.json"
-ARM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
-"""An imported arm's name: it becomes a folder under transcripts/, so no separators or '..'."""
-
 
 def transcript_path(out: Path, arm: str, task: str, sample: int) -> Path:
-    return Path(out) / "transcripts" / arm / task / f"{sample}.json"
+    return RunDir(out).transcript_path(arm, task, sample)
 
 
 def save_transcript(out: Path, result: CellResult) -> None:
     """Write a finished cell: its script (if any) first, then its transcript, which marks it done."""
+    run = RunDir(out)
+    path = run.transcript_path(result.arm, result.task, result.sample)  # names checked first
     if result.script is not None:
-        artifact = Path(out) / "artifacts" / f"{result.artifact_sha256}.sql"
-        artifact.parent.mkdir(parents=True, exist_ok=True)
-        if not artifact.exists():
-            _atomic_write(artifact, result.script.encode("utf-8"))
-    path = transcript_path(out, result.arm, result.task, result.sample)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(
-        path,
-        (
-            json.dumps(result.transcript(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-        ).encode(),
-    )
+        run.write_artifact(result.script)
+    run.write_transcript(result.arm, result.task, result.sample, result.transcript())
+    assert path.is_file()
 
 
 def load_transcripts(out: Path) -> list[CellResult]:
     results = []
-    for path in sorted((Path(out) / "transcripts").glob("*/*/*.json")):
+    run = RunDir(out)
+    for path in run._files(TRANSCRIPTS):
+        if len(path.relative_to(run.inside(TRANSCRIPTS)).parts) != 3 or path.suffix != ".json":
+            continue
         try:
-            results.append(CellResult.from_transcript(json.loads(path.read_text(encoding="utf-8"))))
+            results.append(CellResult.from_transcript(json.loads(run.read_bytes(path))))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise RunStoreError(
                 f"{path}: unreadable transcript ({exc}); delete it to generate that cell again."
@@ -240,9 +235,9 @@ def generate(
         raise RunStoreError(
             f"{out}: this run is complete; grade it with 'arrivalbench grade-run {out}' or choose a new --out."
         )
-    plan_path = out / PLAN
+    plan_path = RunDir(out).plan_path
     if plan_path.exists():
-        previous = json.loads(plan_path.read_text(encoding="utf-8"))
+        previous = json.loads(RunDir(out).read_bytes(plan_path))
         if previous.get("engine", "duckdb") != engine:  # a DuckDB plan has no engine key
             raise UsageError(
                 f"{out}: an interrupted generation on {previous.get('engine', 'duckdb')} is "
@@ -256,8 +251,9 @@ def generate(
                 "resume it with the same options or choose a new --out."
             )
     else:
-        out.mkdir(parents=True, exist_ok=True)
-        _atomic_write(plan_path, (json.dumps(plan, indent=2, sort_keys=True) + "\n").encode())
+        RunDir(out).write_bytes(
+            plan_path, (json.dumps(plan, indent=2, sort_keys=True) + "\n").encode()
+        )
     todo = [
         (arm, task, sample)
         for arm in arms
@@ -340,38 +336,43 @@ def import_scripts(
         raise UnknownNameError("role", role, ROLES)
     folder = Path(folder)
     check_run_path(Path(out))
-    if not ARM_NAME.fullmatch(arm):
-        raise UsageError(
-            f"--arm {arm!r}: an arm name is letters, digits, '_', '-' or '.', starting with a "
-            "letter or digit (it names a folder in the run), e.g. human."
-        )
+    check_name("arm", arm, where="--arm")
     if not folder.is_dir():
         raise UsageError(f"{folder}: not a folder; give a folder of <task>.sql files.")
     known = set(task_folders())
     results = []
     for path in sorted([*folder.glob("*.sql"), *folder.glob("*/*.sql")]):
         relative = path.relative_to(folder)
+        if path.is_symlink() or (len(relative.parts) > 1 and path.parent.is_symlink()):
+            raise UsageError(
+                f"{path}: a symlink; import-scripts reads the folder's own files only, never "
+                "what a link points to: copy the script into the folder."
+            )
         parts = (
             relative.parts[0].removesuffix(".sql").split(".")
             if len(relative.parts) == 1
             else [relative.parts[0], relative.stem]
         )
         task_id, sample_text = parts[0], parts[1] if len(parts) > 1 else "0"
-        if task_id not in known or not sample_text.isdigit() or len(parts) > 2:
+        if task_id not in known or len(parts) > 2:
             raise UsageError(
                 f"{path}: name it <task>.sql, <task>.<sample>.sql or <task>/<sample>.sql "
                 f"with a task of the suite ('arrivalbench tasks' lists them; tasks of your own need "
                 "--suite-dir DIR)."
             )
+        check_name("task", task_id, where=str(path))
+        sample = check_sample(sample_text, where=str(path))
         try:
-            script = path.read_text(encoding="utf-8")
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            with os.fdopen(fd, "rb") as handle:
+                script = handle.read().decode("utf-8")
         except UnicodeDecodeError:
             raise UsageError(f"{path}: not UTF-8 text; save the script as UTF-8.") from None
         results.append(
             CellResult(
                 task=task_id,
                 arm=arm,
-                sample=int(sample_text),
+                sample=sample,
                 model="human",
                 temperature=0.0,
                 prompt_sha256=None,
@@ -407,10 +408,6 @@ def import_scripts(
     for r in results:
         save_transcript(out, r)
     return run
-
-
-SUPERSEDED = "transcripts-superseded"
-"""Where a re-run cell's earlier transcript is kept: <arm>/<task>/<sample>.<n>.json."""
 
 
 def rerun_no_artifact(
@@ -483,10 +480,9 @@ def rerun_no_artifact(
     tasks = {t: get_task(t) for t in sorted({c.task for c in chosen})}
     seed, turns = manifest["base_seed"], plan["turns"]
     get_engine(engine)
-    from arrivalbench.sweep import SweepConfig
 
     # the model's snapshot checks under the limits the run was generated (and is graded) with
-    graders = GraderPool(seed, SweepConfig.from_manifest(manifest).limits, engine)
+    graders = GraderPool(seed, run.limits(), engine)
     results: dict[tuple[str, str, int], CellResult] = {}
 
     async def one(cell: Cell, gate: asyncio.Semaphore) -> None:
@@ -519,12 +515,15 @@ def rerun_no_artifact(
         finally:
             graders.close()
         for key, result in sorted(results.items()):
-            old = transcript_path(out, *key)
+            old = run.transcript_path(*key)
             if old.exists():
-                keep = Path(out) / SUPERSEDED / key[0] / key[1]
+                keep = run.superseded_dir(key[0], key[1])
                 keep.mkdir(parents=True, exist_ok=True)
                 n = 1 + len(list(keep.glob(f"{key[2]}.*.json")))
-                _atomic_write(keep / f"{key[2]}.{n}.json", old.read_bytes())
+                run.write_bytes(
+                    run.inside(SUPERSEDED, key[0], key[1], f"{key[2]}.{n}.json"),
+                    run.read_bytes(old),
+                )
             save_transcript(out, result)
         run.write_cells(
             [cell_of(results[c.key]) if c.key in results else c for c in cells],
@@ -536,8 +535,5 @@ def rerun_no_artifact(
                 "cells": [list(key) for key in sorted(results)],
             }
         )
-        _atomic_write(
-            out / "manifest.json",
-            (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode(),
-        )
+        run.write_manifest(manifest)
     return run, len(results)

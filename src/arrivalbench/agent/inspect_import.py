@@ -11,15 +11,20 @@ line naming the log file, rather than imported with cells missing. Finish the ev
 Several logs (one per arm, say) import into one run when they share the model, seed, turns and
 suite, and no cell appears twice. Each arm's role and replicate run (`-T run=N`) go to arm_info.
 
-The scorer's verdicts are kept: a sample's grade record (score metadata) becomes the cell's
-verdict rows, exactly as `grade-run` would write them, when it was made by this harness and
-engine version, for this script, at the run's seed; `grade-run` grades only what is missing
-(a private run, whose hidden logs the scorer never saw, keeps none). `import-inspect --verify`
-re-grades every cell and compares with what was kept.
+A log is a claim, not a verdict: a sample's grade record (score metadata) becomes the cell's
+verdict rows, exactly as `grade-run` would write them, only when its tag verifies under this
+grader's key (store.claims: the scorer on this machine made it) and it was made by this harness
+and engine version, for this script, at the run's seed. Every other cell is left for `grade-run`
+to grade again, and the import says how many and why (a private run, whose hidden logs the
+scorer never saw, keeps none). Arm, task and sample names are checked (store.names) before
+anything is written under them. `import-inspect --verify` re-grades every cell and compares
+with what was kept.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +32,14 @@ from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 
 from arrivalbench import __version__
 from arrivalbench.agent.generate import cell_of, save_transcript, write_run
-from arrivalbench.agent.inspect_task import METADATA, TRANSCRIPT
+from arrivalbench.agent.inspect_task import METADATA, RECORD_TAG, TRANSCRIPT
 from arrivalbench.agent.loop import CellResult
 from arrivalbench.agent.prompts import ARMS, arm_sha256
 from arrivalbench.engines import ENGINES, Limits, get_engine
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.spec import suite_hash
-from arrivalbench.store import RunDir, verdict_row
+from arrivalbench.store import RunDir, RunStoreError, check_cell_names, verdict_row
+from arrivalbench.store.claims import grader_key, record_is_authentic
 
 LOG_SUFFIXES = (".eval", ".json")
 
@@ -123,14 +129,19 @@ def _arm_run(path: Path, log: EvalLog) -> tuple[str, int]:
     return str(info.get("arm")), run
 
 
-def _record(sample: Any) -> dict[str, Any] | None:
-    """The scorer's grade record of a sample, if it scored one."""
+Claim = tuple[dict[str, Any], object]
+"""A scorer's grade record and the tag it came with (None when it has none)."""
+
+
+def _record(sample: Any) -> Claim | None:
+    """The scorer's grade record of a sample and its tag, if it scored one."""
     score = (sample.scores or {}).get("replay")
-    record = (score.metadata or {}).get("record") if score is not None else None
-    return record if isinstance(record, dict) else None
+    metadata = (score.metadata or {}) if score is not None else {}
+    record = metadata.get("record")
+    return (record, metadata.get(RECORD_TAG)) if isinstance(record, dict) else None
 
 
-def _cells(path: Path, log: EvalLog) -> list[tuple[CellResult, dict[str, Any] | None]]:
+def _cells(path: Path, log: EvalLog) -> list[tuple[CellResult, Claim | None]]:
     results = []
     for sample in log.samples or []:
         where = f"{path}: sample {sample.id}"
@@ -154,6 +165,9 @@ def _cells(path: Path, log: EvalLog) -> list[tuple[CellResult, dict[str, Any] | 
             )
         try:
             result = CellResult.from_transcript(transcript)
+            check_cell_names(result.arm, result.task, result.sample, where=where)
+        except RunStoreError as exc:
+            raise InspectLogError(str(exc)) from None
         except (KeyError, TypeError) as exc:
             raise InspectLogError(
                 f"{where}: unreadable transcript ({exc!r}); it was not written by this "
@@ -178,9 +192,16 @@ def import_inspect(log_dir: Path, out: Path, seed_commitment: str | None = None)
 
     The logs' seed is the run's public base seed; `seed_commitment` makes the run private.
     """
+    return import_logs(log_dir, out, seed_commitment)[0]
+
+
+def import_logs(
+    log_dir: Path, out: Path, seed_commitment: str | None = None
+) -> tuple[RunDir, KeptVerdicts]:
+    """import_inspect, and which scorer verdicts were kept and why the others were not."""
     files = log_files(log_dir)
     results: list[CellResult] = []
-    records: dict[tuple[str, str, int], dict[str, Any]] = {}
+    records: dict[tuple[str, str, int], Claim] = {}
     runs: dict[str, int] = {}
     settings: dict[str, Any] | None = None
     first: Path | None = None
@@ -242,42 +263,85 @@ def import_inspect(log_dir: Path, out: Path, seed_commitment: str | None = None)
     for result in results:
         save_transcript(out, result)
     if seed_commitment is None:
-        keep_verdicts(run, results, records, settings["seed"], settings["engine"])
-    return run
+        kept = keep_verdicts(run, results, records, settings["seed"], settings["engine"])
+    else:
+        graded = sum(r.artifact_sha256 is not None for r in results)
+        kept = KeptVerdicts(regrade=Counter({"a private run keeps no scorer verdict": graded}))
+    return run, kept
+
+
+@dataclass
+class KeptVerdicts:
+    """What an import kept of the scorer's verdicts: rows and cells kept (authenticated), and
+    the cells left to grade again, by reason."""
+
+    rows: int = 0
+    cells: int = 0
+    regrade: Counter[str] = field(default_factory=Counter)
+
+    def summary(self) -> str:
+        why = "; ".join(f"{n} {reason}" for reason, n in sorted(self.regrade.items()))
+        again = sum(self.regrade.values())
+        return (
+            f"{self.rows} verdicts of {self.cells} cells kept (authenticated by this grader's "
+            f"key), {again} cells to grade again" + (f" ({why})" if why else "")
+        )
+
+
+def _distrust(
+    claim: Claim | None, artifact: str, seed: int, engine: str, engine_version: str, key: bytes
+) -> str | None:
+    """Why a cell's claimed record is not kept; None when it is (authentic and ours to keep)."""
+    if claim is None:
+        return "no scorer record"
+    record, tag = claim
+    if tag is None:
+        return "no authentication tag"
+    if not record_is_authentic(record, tag, key):
+        return "a tag this grader's key did not make (forged, altered, or scored elsewhere)"
+    if record.get("artifact_sha256") != artifact:
+        return "a record of another script"
+    if record.get("harness_version") != __version__:
+        return "another harness version"
+    if record.get("engine", "duckdb") != engine or record.get("engine_version") != engine_version:
+        return "another engine version"
+    if record.get("seed") != seed or "seed_commitment" in record:
+        return "another seed"
+    return None
 
 
 def keep_verdicts(
     run: RunDir,
     results: list[CellResult],
-    records: dict[tuple[str, str, int], dict[str, Any]],
+    records: dict[tuple[str, str, int], Claim],
     seed: int,
     engine: str = "duckdb",
-) -> int:
-    """Store the scorer's verdicts as the run's verdict rows; returns how many rows were kept.
+) -> KeptVerdicts:
+    """Store the scorer's authenticated verdicts as the run's verdict rows.
 
-    A record is kept only when grade-run would have made the same one: this harness, the run's
-    engine at this version, the cell's own script, the run's public seed. Timings of kept rows
-    are unknown.
+    A record is kept only when its tag verifies under this grader's key and grade-run would have
+    made the same one: this harness, the run's engine at this version, the cell's own script, the
+    run's public seed. Every other cell with a script is left for grade-run, its reason counted.
+    Timings of kept rows are unknown.
     """
     engine_version = get_engine(engine).version
+    key = grader_key()
     rows: list[dict[str, Any]] = []
+    kept = KeptVerdicts()
     for result in results:
         cell = cell_of(result)
-        record = records.get(cell.key)
-        if (
-            record is None
-            or cell.artifact_sha256 is None
-            or record.get("artifact_sha256") != cell.artifact_sha256
-            or record.get("harness_version") != __version__
-            or record.get("engine", "duckdb") != engine
-            or record.get("engine_version") != engine_version
-            or record.get("seed") != seed
-            or "seed_commitment" in record
-        ):
+        if cell.artifact_sha256 is None:
             continue
+        claim = records.get(cell.key)
+        reason = _distrust(claim, cell.artifact_sha256, seed, engine, engine_version, key)
+        if reason is not None:
+            kept.regrade[reason] += 1
+            continue
+        assert claim is not None
+        kept.cells += 1
         rows += [
             verdict_row(cell, schedule, seed, entry)
-            for schedule, entry in record.get("verdicts", {}).items()
+            for schedule, entry in claim[0].get("verdicts", {}).items()
         ]
     if rows:
         timings = [
@@ -290,4 +354,5 @@ def keep_verdicts(
         ]
         run.append(rows, timings)
         run.compact()
-    return len(rows)
+    kept.rows = len(rows)
+    return kept

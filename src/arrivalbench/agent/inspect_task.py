@@ -13,8 +13,8 @@ refuses repeated epochs).
 - `-T engine=sqlite|postgres` (default duckdb) names the engine: the prompts name its SQL
   dialect, and the snapshot checks and the scorer run the script on it.
 - The scorer replays the final script over the task's default schedules and scores a dict
-  {schedule: "PASS" | "FAIL" | "ERROR" | "NO_ARTIFACT"}, with the whole grade record and the
-  cell in the score's metadata.
+  {schedule: "PASS" | "FAIL" | "ERROR" | "NO_ARTIFACT"}, with the whole grade record, its tag
+  under this grader's key (store.claims) and the cell in the score's metadata.
 - Its metrics are `summary`'s, computed by the same functions (analysis.stats.outcomes and .rate,
   means over tasks): `gap` first (the primary metric: silent failure among snapshot-passing
   cells), `gap_stderr` (its standard error over tasks), `snapshot_pass`, `error` and `all_in`
@@ -67,6 +67,7 @@ from arrivalbench.seeds import DEFAULT_SEED
 from arrivalbench.spec import Task as SuiteTask
 from arrivalbench.spec import get_task, load_suite, suite_hash
 from arrivalbench.store import Cell, sha256_text
+from arrivalbench.store.claims import sign_record
 
 SCRIPT = "arrivalbench:script"
 TRANSCRIPT = "arrivalbench:transcript"
@@ -74,6 +75,8 @@ NO_ARTIFACT_REASON = "arrivalbench:no_artifact_reason"
 NO_ARTIFACT = "NO_ARTIFACT"
 METADATA = "arrivalbench"
 """The key of the eval metadata the import reads: arm, k, tasks, turns, seed, hashes."""
+RECORD_TAG = "record_hmac"
+"""The key, in a score's metadata, of the grader's tag of the record (store.claims)."""
 CELL = "cell"
 """The key, in a score's metadata, of the cell the metrics rebuild: task, arm, sample, outcome."""
 TASK_VERSION = 2
@@ -399,7 +402,7 @@ def replay(seed: int = DEFAULT_SEED, engine: str = "duckdb") -> Scorer:
             value=verdicts,
             answer=script,
             explanation=shown,
-            metadata={"record": record, CELL: cell},
+            metadata={"record": record, RECORD_TAG: sign_record(record), CELL: cell},
         )
 
     return score

@@ -38,6 +38,7 @@ __all__ = [
     "ArmSummary",
     "CellOutcome",
     "Estimate",
+    "IncompleteCellError",
     "Replication",
     "Signature",
     "arm_summaries",
@@ -107,10 +108,17 @@ class CellOutcome:
         return self.artifact and self.verdicts.get(SNAPSHOT) == "PASS"
 
 
+class IncompleteCellError(UsageError):
+    """A graded cell without a verdict on a schedule its task declares."""
+
+
 def outcomes(cells: list[Cell], verdicts: pa.Table, tasks: dict[str, Task]) -> list[CellOutcome]:
     """Join cells with their verdict rows and their task's hazards and scenario.
 
     Verdict rows of a cell without an artifact are ignored: there is nothing they could describe.
+    A cell with verdicts must have one on the snapshot and on every hazard its task declares
+    (IncompleteCellError otherwise): a rate never counts a cell on hazards it was not graded on.
+    A cell with none is ungraded and in no denominator.
     """
     needed = ["arm", "task", "sample", "schedule", "verdict"]
     missing = [c for c in needed if c not in verdicts.column_names]
@@ -135,6 +143,15 @@ def outcomes(cells: list[Cell], verdicts: pa.Table, tasks: dict[str, Task]) -> l
                 f"{len(tasks)} tasks given; add it to the tasks mapping."
             )
         has_artifact = cell.artifact_sha256 is not None
+        seen = by_cell.get(cell.key, {})
+        lacking = [s for s in (SNAPSHOT, *task.spec.hazards) if s not in seen]
+        if has_artifact and seen and lacking:
+            raise IncompleteCellError(
+                f"cell {cell.arm}/{cell.task}/{cell.sample}: graded without a verdict on "
+                f"{', '.join(lacking)}, which its task declares; a rate over it would count "
+                "hazards it never faced: grade the run again (arrivalbench grade-run grades "
+                "every declared schedule)."
+            )
         out.append(
             CellOutcome(
                 arm=cell.arm,

@@ -28,6 +28,15 @@ _UNITS = {"B": 1, "KB": 1000, "MB": 1000**2, "GB": 1000**3, "TB": 1000**4}
 _UNITS.update({"KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30, "TIB": 1 << 40})
 MIN_MEMORY_BYTES = 64 * 1000**2
 """Below this an engine cannot even hold a batch; a smaller limit is a typo (1KB for 1GB)."""
+CEILINGS = {
+    "statement_timeout": 3600.0,
+    "replay_timeout": 86400.0,
+    "memory_limit": 256 * 1000**3,
+    "max_script_bytes": 100_000_000,
+}
+"""The most any Limits may grant, whoever asks (a flag, a manifest): an hour per statement, a day
+per replay, 256GB, a 100MB script. Past them a number is a typo or an attack, and some (a
+1e7 s timeout) overflow the clocks and rlimits they are handed to."""
 
 
 def memory_bytes(text: str) -> int:
@@ -56,19 +65,33 @@ class Limits:
     def __post_init__(self) -> None:
         for name in ("statement_timeout", "replay_timeout"):
             value = getattr(self, name)
+            flag = "--" + name.replace("_", "-")
             if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
-                flag = "--" + name.replace("_", "-")
                 raise UsageError(
                     f"{flag} must be a positive, finite number of seconds; found {value!r}."
+                )
+            if value > CEILINGS[name]:
+                raise UsageError(
+                    f"{flag} {value:g} is above the ceiling of {CEILINGS[name]:g} s; give at "
+                    "most that."
                 )
         if memory_bytes(self.memory_limit) < MIN_MEMORY_BYTES:
             raise UsageError(
                 f"--memory-limit {self.memory_limit} is below the 64MB an engine needs to hold "
                 "a batch; give e.g. 512MB or 1GB."
             )
-        if not (isinstance(self.max_script_bytes, int) and self.max_script_bytes > 0):
+        if memory_bytes(self.memory_limit) > CEILINGS["memory_limit"]:
             raise UsageError(
-                f"--max-script-bytes must be a positive whole number; found {self.max_script_bytes!r}."
+                f"--memory-limit {self.memory_limit} is above the ceiling of 256GB; give at most "
+                "that."
+            )
+        if not (
+            isinstance(self.max_script_bytes, int)
+            and 0 < self.max_script_bytes <= CEILINGS["max_script_bytes"]
+        ):
+            raise UsageError(
+                "--max-script-bytes must be a positive whole number of at most "
+                f"{CEILINGS['max_script_bytes']}; found {self.max_script_bytes!r}."
             )
 
     @property

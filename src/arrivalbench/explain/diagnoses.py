@@ -9,7 +9,6 @@ cell is diagnosed again rather than read stale.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -21,9 +20,10 @@ from arrivalbench.sandbox import Sandbox
 from arrivalbench.schedules import build_schedule
 from arrivalbench.seeds import PrivateSeed
 from arrivalbench.store import VERDICT_KEY, RunDir, RunStoreError, _write_parquet
+from arrivalbench.store.rundir import EXPLANATIONS
 from arrivalbench.sweep import SweepConfig
 
-EXPLANATIONS_FILE = "explanations.parquet"
+EXPLANATIONS_FILE = EXPLANATIONS
 EXPLANATIONS_SCHEMA = pa.schema(
     [
         ("arm", pa.string()),
@@ -40,7 +40,7 @@ EXPLANATIONS_SCHEMA = pa.schema(
 
 def read_explanations(run: RunDir) -> pa.Table | None:
     """The run's explanations, or None when `grade-run --explain` never ran on it."""
-    path = Path(run.path) / EXPLANATIONS_FILE
+    path = run.explanations_path
     if not path.exists():
         return None
     try:
@@ -69,7 +69,7 @@ def explain_run(
     todo = [r for r in fails if identity(r) not in known]
     if not todo:
         return 0
-    config = SweepConfig.from_manifest(run.manifest, private)
+    config = SweepConfig.from_manifest(run.manifest, private, limits=run.limits())
     tasks = run.tasks()
     added = 0
     try:
@@ -92,5 +92,5 @@ def explain_run(
         if added:
             rows.sort(key=lambda r: tuple(r[k] for k in VERDICT_KEY))
             table = pa.Table.from_pylist(rows, EXPLANATIONS_SCHEMA)
-            _write_parquet(Path(run.path) / EXPLANATIONS_FILE, table)
+            _write_parquet(run.explanations_path, table)
     return added

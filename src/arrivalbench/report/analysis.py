@@ -262,7 +262,7 @@ class Analysis:
                 if cell.arm not in s.labels:
                     continue
                 served = getattr(cell, "served_model", None) or _served(
-                    transcript(s.run.path, cell.arm, cell.task, cell.sample)
+                    transcript(s.run, cell.arm, cell.task, cell.sample)
                 )
                 if served:
                     found[(s.labels[cell.arm], cell.task, cell.sample)] = str(served)
@@ -283,15 +283,10 @@ def _served(data: dict[str, Any] | None) -> str | None:
     return ", ".join(ids) or None
 
 
-def transcript(run: Path, arm: str, task: str, sample: int) -> dict[str, Any] | None:
-    """A generated cell's transcript (run/transcripts/<arm>/<task>/<sample>.json), or None."""
-    import json
+def transcript(run: Path | RunDir, arm: str, task: str, sample: int) -> dict[str, Any] | None:
+    """A generated cell's transcript (run/transcripts/<arm>/<task>/<sample>.json), or None.
 
-    path = Path(run) / "transcripts" / arm / task / f"{sample}.json"
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    Read through RunDir, so a symlink in its way is refused (a report never embeds a host file).
+    """
+    run = run if isinstance(run, RunDir) else RunDir(Path(run))
+    return run.transcript(arm, task, sample)

@@ -638,7 +638,7 @@ def _tasks_html(report: Report, ids: _CellIds) -> str:
                         f"<h4>{e(sch.replace('_', ' '))}: {e(o.verdicts.get(sch, ''))}</h4>"
                         f"<pre>{e(_clip(json.dumps(example, indent=1, ensure_ascii=False, sort_keys=True)))}</pre>"
                     )
-            data = transcript(source.run.path, stored, o.task, o.sample)
+            data = transcript(source.run, stored, o.task, o.sample)
             if data is not None:
                 data = _short_transcript(data)
                 detail.append(

@@ -1,17 +1,23 @@
-"""Run directories: manifest, content-addressed artifacts, the cell list and verdict rows.
+"""RunDir: a run directory on disk, and the one owner of every path inside it.
 
     RUN_DIR/
       manifest.json          harness and engine versions, suite hash, base seed (public), the
-                             seed commitment of a private run, arms, config
+                             seed commitment of a private run, arms, config (store.manifest)
       artifacts/<sha>.sql    every graded script, named by the sha256 of its bytes
       cells.parquet          one row per (arm, task, sample): the artifact or why there is none
       verdicts.parquet       one row per (cell, schedule); rows are byte-stable
       verdicts.journal       rows appended as they arrive (JSON lines), folded into the parquet
       timings.parquet        seconds per (cell, schedule), kept apart so verdict rows stay stable
+      transcripts/<arm>/<task>/<sample>.json   a generated or imported cell's transcript
+      explanations.parquet   diagnoses of FAILs (grade-run --explain)
+      generation.json        the settings of a generation in progress
       sweep.lock             present while a sweep writes
 
-Every write of a whole file goes to a temporary name first and is renamed into place. The cell
-list is always read from cells.parquet, never by listing artifacts/.
+A run directory is input, not truth. Every path read or written is made here, from names that
+store.names validated, and resolves inside the run: no component may be a symlink (a link to a
+host file would be read into a report, copied by regrade, or written through), so one is refused
+with one line. Every write of a whole file goes to a temporary name first and is renamed into
+place. The cell list is always read from cells.parquet, never by listing artifacts/.
 
 A private (official) run stores the SHA-256 commitment of its secret, never a seed derived from
 it; grading it needs the seed file, and a run without a commitment is a development run.
@@ -20,265 +26,46 @@ it; grading it needs the seed file, and a run without a commitment is a developm
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import os
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from arrivalbench import __version__
 from arrivalbench.engines import Limits
-from arrivalbench.errors import ArrivalBenchError
-from arrivalbench.seeds import SEED_RANGE, PrivateSeed, gate_seeds, is_seed
+from arrivalbench.seeds import PrivateSeed, gate_seeds
+from arrivalbench.store.errors import RunStoreError
+from arrivalbench.store.manifest import RUN_FORMAT, limits_config, manifest_problem, run_limits
+from arrivalbench.store.names import check_cell_names
+from arrivalbench.store.tables import (
+    CELLS_SCHEMA,
+    TIMINGS_SCHEMA,
+    VERDICT_KEY,
+    VERDICTS_SCHEMA,
+    Cell,
+    _atomic_write,
+    _journal_problem,
+    _read_parquet,
+    _write_parquet,
+    sha256_text,
+)
 
 if TYPE_CHECKING:
     from arrivalbench.spec import SuiteDirs, Task
 
-RUN_FORMAT = 1
-CELL_KEY = ("arm", "task", "sample")
-VERDICT_KEY = (*CELL_KEY, "schedule")
-
-CELLS_SCHEMA = pa.schema(
-    [
-        ("arm", pa.string()),
-        ("task", pa.string()),
-        ("sample", pa.int64()),
-        ("artifact_sha256", pa.string()),
-        ("no_artifact_reason", pa.string()),
-        ("snapshot_by_turn", pa.list_(pa.string())),
-        ("tokens", pa.int64()),
-        ("stop_reason", pa.string()),
-        ("prompt_sha256", pa.string()),
-        ("served_model", pa.string()),
-    ]
-)
-# Columns added after format 1 was first written; older files read with these as nulls.
-OPTIONAL_COLUMNS = {"prompt_sha256", "seed_commitment", "served_model"}
-ROLES = ("model", "intervention", "reference", "human")
-"""An arm's role in `arm_info`: a model's own behaviour (the unhinted prompt), a prompt
-intervention, a model-free reference (gold, controls, baselines, templates), or people."""
-VERDICTS_SCHEMA = pa.schema(
-    [
-        ("arm", pa.string()),
-        ("task", pa.string()),
-        ("sample", pa.int64()),
-        ("schedule", pa.string()),
-        ("artifact_sha256", pa.string()),
-        ("verdict", pa.string()),
-        ("error_class", pa.string()),
-        ("batch", pa.int64()),
-        ("statement", pa.int64()),
-        ("missing", pa.int64()),
-        ("extra", pa.int64()),
-        ("duplicate_key", pa.int64()),
-        ("changed", pa.int64()),
-        ("schema", pa.int64()),
-        ("right_rows_share", pa.float64()),
-        ("seed", pa.int64()),
-        ("schedule_sha256", pa.string()),
-        ("record", pa.string()),
-        ("seed_commitment", pa.string()),
-    ]
-)
-TIMINGS_SCHEMA = pa.schema(
-    [
-        ("arm", pa.string()),
-        ("task", pa.string()),
-        ("sample", pa.int64()),
-        ("schedule", pa.string()),
-        ("wall_seconds", pa.float64()),
-        ("statement_seconds", pa.float64()),
-    ]
-)
-
-
-class RunStoreError(ArrivalBenchError):
-    """A run directory that cannot be used as it is."""
-
-
-MANIFEST_FIELDS: dict[str, tuple[type | tuple[type, ...], str]] = {
-    "harness_version": (str, "a string"),
-    "engine": (str, "a string"),
-    "engine_version": (str, "a string"),
-    "suite_hash": (str, "a string"),
-    "task_hashes": (dict, "an object of task id to content hash"),
-    "base_seed": (int, f"a seed ({SEED_RANGE})"),
-    "seed_commitment": (str, "the 64 hex digits of a sha256"),
-    "regraded_from": (dict, "an object naming the run it was re-graded from"),
-    "suite_dirs": (list, "a list of folders"),
-    "arms": (list, "a list of arm names"),
-    "arm_info": (dict, "an object of arm to its model and prompt"),
-    "config": (dict, "an object"),
-    "created_at": (str, "a string"),
-}
-OPTIONAL_MANIFEST_FIELDS = {"arm_info", "seed_commitment", "regraded_from", "suite_dirs"}
-"""Fields added after format 1 was first written, or only in some runs (private, re-graded)."""
-CONFIG_FIELDS: dict[str, tuple[type | tuple[type, ...], str]] = {
-    "schedules": ((str, type(None)), "null, 'all' or a comma list of schedule names"),
-    "statement_timeout": ((int, float), "a number of seconds"),
-    "memory_limit": (str, "a string such as '1GB'"),
-    "replay_timeout": ((int, float), "a number of seconds"),
-    "max_script_bytes": (int, "an integer"),
-}
-
-
-def _json_kind(value: object) -> str:
-    """How a JSON value reads in a message: 'a string ("x")', 'null', 'a list'."""
-    kinds = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
-    if value is None:
-        return "null"
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "a list"
-    return f"{kinds.get(type(value), type(value).__name__)} ({json.dumps(value)[:40]})"
-
-
-def _is(value: object, kinds: type | tuple[type, ...]) -> bool:
-    """isinstance as JSON means it: a boolean is not a number."""
-    kinds = kinds if isinstance(kinds, tuple) else (kinds,)
-    return bool in kinds if isinstance(value, bool) else isinstance(value, kinds)
-
-
-def manifest_problem(data: object) -> str | None:
-    """What is wrong with a manifest's content, naming the field; None when it can be used."""
-    if not isinstance(data, dict):
-        return f"holds {_json_kind(data)}, not a JSON object"
-    if "format" not in data:
-        return "field 'format' is missing"
-    if not _is(data["format"], int) or data["format"] != RUN_FORMAT:
-        return f"run format {json.dumps(data['format'])}, this harness reads {RUN_FORMAT}"
-    for name, (kinds, expected) in MANIFEST_FIELDS.items():
-        if name not in data:
-            if name in OPTIONAL_MANIFEST_FIELDS:
-                continue
-            return f"field '{name}' is missing"
-        if not _is(data[name], kinds):
-            return f"field '{name}' is {_json_kind(data[name])}, expected {expected}"
-    if not is_seed(data["base_seed"]):
-        return f"field 'base_seed' is {data['base_seed']}, expected a seed ({SEED_RANGE})"
-    commitment = data.get("seed_commitment")
-    if commitment is not None and not re.fullmatch("[0-9a-f]{64}", commitment):
-        return f"field 'seed_commitment' is {_json_kind(commitment)}, expected 64 hex digits"
-    for task, digest in data["task_hashes"].items():
-        if not isinstance(digest, str):
-            return f"field 'task_hashes.{task}' is {_json_kind(digest)}, expected a string"
-    for i, arm in enumerate(data["arms"]):
-        if not isinstance(arm, str):
-            return f"field 'arms[{i}]' is {_json_kind(arm)}, expected an arm name"
-    for i, folder in enumerate(data.get("suite_dirs", [])):
-        if not isinstance(folder, str):
-            return f"field 'suite_dirs[{i}]' is {_json_kind(folder)}, expected a folder"
-    for arm, info in data.get("arm_info", {}).items():
-        if not isinstance(info, dict):
-            return f"field 'arm_info.{arm}' is {_json_kind(info)}, expected an object"
-        if "role" in info and info["role"] not in ROLES:
-            return f"field 'arm_info.{arm}.role' is {_json_kind(info['role'])}, expected one of {', '.join(ROLES)}"
-        if "run" in info and not (_is(info["run"], int) and info["run"] >= 1):
-            return f"field 'arm_info.{arm}.run' is {_json_kind(info['run'])}, expected a run index from 1"
-    for name, (kinds, expected) in CONFIG_FIELDS.items():
-        value = data["config"].get(name)
-        if name in data["config"] and not _is(value, kinds):
-            return f"field 'config.{name}' is {_json_kind(value)}, expected {expected}"
-    return None
-
-
-@dataclass(frozen=True)
-class Cell:
-    arm: str
-    task: str
-    sample: int
-    artifact_sha256: str | None = None
-    no_artifact_reason: str | None = None
-    snapshot_by_turn: tuple[str, ...] = ()
-    tokens: int | None = None
-    stop_reason: str | None = None
-    prompt_sha256: str | None = None
-    served_model: str | None = None  # the model id the provider reported serving, when it did
-
-    @property
-    def key(self) -> tuple[str, str, int]:
-        return (self.arm, self.task, self.sample)
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-
-
-def _write_parquet(path: Path, table: pa.Table) -> None:
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, compression="zstd")
-    _atomic_write(path, sink.getvalue().to_pybytes())
-
-
-def _read_parquet(path: Path, schema: pa.Schema) -> pa.Table:
-    try:
-        table = pq.read_table(path)
-    except (OSError, pa.ArrowInvalid) as exc:
-        raise RunStoreError(
-            f"{path}: unreadable Parquet ({exc}); restore it from a copy, or delete it to re-grade."
-        ) from None
-    for name in OPTIONAL_COLUMNS & set(schema.names) - set(table.column_names):
-        table = table.append_column(name, pa.nulls(table.num_rows, schema.field(name).type))
-    missing = [f.name for f in schema if f.name not in table.column_names]
-    if missing:
-        raise RunStoreError(
-            f"{path}: missing columns {missing}; it was not written by this version of ArrivalBench."
-        )
-    return table.select(schema.names).cast(schema)
-
-
-def verdict_row(
-    cell: Cell,
-    schedule: str,
-    seed: int,
-    entry: dict[str, Any],
-    seed_commitment: str | None = None,
-) -> dict[str, Any]:
-    """One verdict row from a grade record's entry for one schedule.
-
-    `seed` is the run's public base seed; `seed_commitment` is set when the schedule's log came
-    from the run's secret instead.
-    """
-    counts = entry.get("diff", {}).get("counts", {})
-    return {
-        "arm": cell.arm,
-        "task": cell.task,
-        "sample": cell.sample,
-        "schedule": schedule,
-        "artifact_sha256": cell.artifact_sha256,
-        "verdict": entry["verdict"],
-        "error_class": entry.get("error_class"),
-        "batch": entry.get("batch"),
-        "statement": entry.get("statement"),
-        **{
-            kind: counts.get(kind)
-            for kind in ("missing", "extra", "duplicate_key", "changed", "schema")
-        },
-        "right_rows_share": entry.get("diff", {}).get("right_rows_share")
-        if entry["verdict"] == "FAIL"
-        else None,
-        "seed": seed,
-        "schedule_sha256": entry.get("schedule_sha256"),
-        "record": json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False),
-        "seed_commitment": seed_commitment,
-    }
+SHA256 = re.compile(r"[0-9a-f]{64}", re.ASCII)
+MANIFEST = "manifest.json"
+EXPLANATIONS = "explanations.parquet"
+PLAN = "generation.json"
+TRANSCRIPTS = "transcripts"
+SUPERSEDED = "transcripts-superseded"
+"""Where a re-run cell's earlier transcript is kept: <arm>/<task>/<sample>.<n>.json."""
 
 
 def check_run_path(path: Path) -> None:
@@ -304,6 +91,123 @@ class RunDir:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+
+    # -- every path inside the run -------------------------------------------------------------
+    def inside(self, *parts: str) -> Path:
+        """The path of `parts` under the run; refused unless each part is one plain name and no
+        component from the run directory down is a symlink (the run directory itself may be one:
+        that is the user's own path)."""
+        current = self.path
+        for part in parts:
+            if part in ("", ".", "..") or "/" in part or "\\" in part or "\0" in part:
+                raise RunStoreError(
+                    f"{self.path}: {part!r} would leave the run directory; a run directory "
+                    "names its files by validated arm, task and sample names only."
+                )
+            current = current / part
+            try:
+                mode = os.lstat(current).st_mode
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise RunStoreError(f"{current}: unreadable ({exc.strerror}).") from None
+            if stat.S_ISLNK(mode):
+                raise RunStoreError(
+                    f"{current}: a symlink inside the run directory {self.path}; a run directory "
+                    "holds its own files only: replace the link by a copy of the file, or remove it."
+                )
+        return current
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.inside(MANIFEST)
+
+    @property
+    def cells_path(self) -> Path:
+        return self.inside("cells.parquet")
+
+    @property
+    def verdicts_path(self) -> Path:
+        return self.inside("verdicts.parquet")
+
+    @property
+    def timings_path(self) -> Path:
+        return self.inside("timings.parquet")
+
+    @property
+    def journal_path(self) -> Path:
+        return self.inside("verdicts.journal")
+
+    @property
+    def lock_path(self) -> Path:
+        return self.inside("sweep.lock")
+
+    @property
+    def explanations_path(self) -> Path:
+        return self.inside(EXPLANATIONS)
+
+    @property
+    def plan_path(self) -> Path:
+        return self.inside(PLAN)
+
+    def artifact_path(self, sha: str) -> Path:
+        if not isinstance(sha, str) or not SHA256.fullmatch(sha):
+            raise RunStoreError(
+                f"{self.path}: artifact name {sha!r} is not a sha256 (64 lower-case hex digits); "
+                "cells.parquet was altered: restore it from a copy."
+            )
+        return self.inside("artifacts", f"{sha}.sql")
+
+    def transcript_path(self, arm: str, task: str, sample: int) -> Path:
+        check_cell_names(arm, task, sample, where=str(self.path))
+        return self.inside(TRANSCRIPTS, arm, task, f"{sample}.json")
+
+    def superseded_dir(self, arm: str, task: str) -> Path:
+        check_cell_names(arm, task, 0, where=str(self.path))
+        return self.inside(SUPERSEDED, arm, task)
+
+    def read_bytes(self, path: Path) -> bytes:
+        """A file this run's paths named, opened without following a symlink at its last step
+        (the components above were checked when the path was made)."""
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as handle:
+            return handle.read()
+
+    def write_bytes(self, path: Path, data: bytes) -> None:
+        """A whole file under the run, atomically, its folders made as needed."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _atomic_write(path, data)
+
+    def transcript(self, arm: str, task: str, sample: int) -> dict[str, Any] | None:
+        """A cell's transcript as JSON, or None when it has none (or an unreadable one)."""
+        path = self.transcript_path(arm, task, sample)
+        if not path.is_file():
+            return None
+        try:
+            data = json.loads(self.read_bytes(path).decode("utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def write_transcript(self, arm: str, task: str, sample: int, data: dict[str, Any]) -> None:
+        text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        self.write_bytes(self.transcript_path(arm, task, sample), text.encode())
+
+    def write_artifact(self, text: str) -> str:
+        """Store a script under its sha256 (once); returns the sha."""
+        sha = sha256_text(text)
+        target = self.artifact_path(sha)
+        if not target.exists():
+            self.write_bytes(target, text.encode("utf-8"))
+        return sha
+
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        problem = manifest_problem(manifest)
+        if problem:  # a harness bug, not the user's: the manifest is ours
+            raise ValueError(f"refusing to write a manifest whose {problem}")
+        self.write_bytes(
+            self.manifest_path, (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
+        )
 
     # -- creation and opening ------------------------------------------------------------
     @classmethod
@@ -334,18 +238,19 @@ class RunDir:
         """
         path = Path(path)
         check_run_path(path)
-        if (path / "manifest.json").exists():
+        run = cls(path)
+        if run.manifest_path.exists():
             raise RunStoreError(
                 f"{path}: a run already exists here; choose a new --out or remove it."
             )
-        (path / "artifacts").mkdir(parents=True, exist_ok=True)
-        run = cls(path)
+        cells = list(cells)
+        for cell in cells:  # names checked before anything is written under them
+            check_cell_names(cell.arm, cell.task, cell.sample, where=str(path))
+        run.inside("artifacts").mkdir(parents=True, exist_ok=True)
         for sha, text in artifacts.items():
             if sha256_text(text) != sha:
                 raise ValueError(f"artifact key {sha} is not the sha256 of its text")
-            target = run.artifact_path(sha)
-            if not target.exists():
-                _atomic_write(target, text.encode("utf-8"))
+            run.write_artifact(text)
         run.write_cells(cells)
         manifest = {
             "format": RUN_FORMAT,
@@ -365,28 +270,24 @@ class RunDir:
         }
         if seed_commitment is not None:
             manifest["seed_commitment"] = seed_commitment
-        _atomic_write(
-            path / "manifest.json", (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
-        )
+        run.write_manifest(manifest)
         return run
 
     @classmethod
     def open(cls, path: Path) -> RunDir:
-        path = Path(path)
-        manifest = path / "manifest.json"
-        if not manifest.is_file():
+        run = cls(Path(path))
+        if not run.manifest_path.is_file():
             raise RunStoreError(
                 f"{path}: not a run directory (no manifest.json); create one with 'arrivalbench make-corpus'."
             )
-        run = cls(path)
         run.manifest  # noqa: B018  (validates)
         return run
 
     @property
     def manifest(self) -> dict[str, Any]:
-        path = self.path / "manifest.json"
+        path = self.manifest_path
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(self.read_bytes(path).decode("utf-8"))
         except json.JSONDecodeError as exc:
             raise RunStoreError(
                 f"{path}: not JSON (line {exc.lineno}: {exc.msg}); restore it from a copy or make "
@@ -404,15 +305,17 @@ class RunDir:
             )
         return data
 
-    # -- artifacts and cells ---------------------------------------------------------------
-    def artifact_path(self, sha: str) -> Path:
-        return self.path / "artifacts" / f"{sha}.sql"
+    def limits(self, overrides: dict[str, Any] | None = None) -> Limits:
+        """The limits this run is graded under (store.manifest.run_limits: the manifest may only
+        tighten the defaults; `overrides`, explicit flags, may loosen them up to the ceilings)."""
+        return run_limits(self.manifest["config"], str(self.manifest_path), overrides)
 
+    # -- artifacts and cells ---------------------------------------------------------------
     def artifact(self, sha: str) -> str:
         path = self.artifact_path(sha)
         try:
-            text = path.read_text(encoding="utf-8")
-        except OSError:
+            text = self.read_bytes(path).decode("utf-8")
+        except (OSError, UnicodeDecodeError):
             raise RunStoreError(
                 f"{path}: artifact listed in cells.parquet is missing; restore it or remove the cell."
             ) from None
@@ -424,6 +327,8 @@ class RunDir:
 
     def write_cells(self, cells: Iterable[Cell]) -> None:
         rows = sorted(cells, key=lambda c: c.key)
+        for c in rows:
+            check_cell_names(c.arm, c.task, c.sample, where=str(self.path))
         table = pa.Table.from_pylist(
             [
                 {
@@ -442,11 +347,11 @@ class RunDir:
             ],
             schema=CELLS_SCHEMA,
         )
-        _write_parquet(self.path / "cells.parquet", table)
+        _write_parquet(self.cells_path, table)
 
     def cells(self) -> list[Cell]:
-        table = _read_parquet(self.path / "cells.parquet", CELLS_SCHEMA)
-        return [
+        table = _read_parquet(self.cells_path, CELLS_SCHEMA)
+        cells = [
             Cell(
                 arm=r["arm"],
                 task=r["task"],
@@ -461,6 +366,9 @@ class RunDir:
             )
             for r in table.to_pylist()
         ]
+        for cell in cells:
+            check_cell_names(cell.arm, cell.task, cell.sample, where=str(self.cells_path))
+        return cells
 
     @property
     def seed_commitment(self) -> str | None:
@@ -495,24 +403,41 @@ class RunDir:
         `amend` updates manifest keys. The manifest is written last, as RunDir.create does, so a
         copy cut short is no run.
         """
-        import shutil
-
         dest = Path(dest)
         check_run_path(dest)
-        if (dest / "manifest.json").exists():
+        copy = RunDir(dest)
+        if copy.manifest_path.exists():
             raise RunStoreError(
                 f"{dest}: a run already exists here; choose a new --out or remove it."
             )
-        dest.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(self.path / "artifacts", dest / "artifacts", dirs_exist_ok=True)
-        if (self.path / "transcripts").is_dir():
-            shutil.copytree(self.path / "transcripts", dest / "transcripts", dirs_exist_ok=True)
-        shutil.copy2(self.path / "cells.parquet", dest / "cells.parquet")
         manifest = {**self.manifest, **(amend or {})}
-        _atomic_write(
-            dest / "manifest.json", (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
-        )
-        return RunDir(dest)
+        cells = self.cells()
+        dest.mkdir(parents=True, exist_ok=True)
+        copy.inside("artifacts").mkdir(exist_ok=True)
+        for sha in sorted({c.artifact_sha256 for c in cells if c.artifact_sha256 is not None}):
+            copy.write_artifact(self.artifact(sha))  # read by name, hash checked
+        for path in self._files(TRANSCRIPTS):
+            relative = path.relative_to(self.path).parts
+            copy.write_bytes(copy.inside(*relative), self.read_bytes(path))
+        copy.write_bytes(copy.cells_path, self.read_bytes(self.cells_path))
+        copy.write_manifest(manifest)
+        return copy
+
+    def _files(self, folder: str) -> list[Path]:
+        """Every regular file under a folder of the run, sorted; a symlink anywhere is refused."""
+        root = self.inside(folder)
+        if not root.is_dir():
+            return []
+        found = []
+        for top, dirs, files in os.walk(root):
+            for name in sorted([*dirs, *files]):
+                parts = (Path(top) / name).relative_to(self.path).parts
+                path = self.inside(*parts)
+                if name in files:
+                    if not path.is_file():
+                        raise RunStoreError(f"{path}: not a regular file; remove it.")
+                    found.append(path)
+        return sorted(found)
 
     def arm_info(self) -> dict[str, dict[str, Any]]:
         """Model and prompt of each generated arm; empty for reference arms and older runs."""
@@ -559,17 +484,14 @@ class RunDir:
         )
 
     # -- verdicts ------------------------------------------------------------------------------
-    @property
-    def journal_path(self) -> Path:
-        return self.path / "verdicts.journal"
-
     def append(self, rows: list[dict[str, Any]], timings: list[dict[str, Any]]) -> None:
         """Append verdict rows durably (one JSON line each, fsynced); a torn last line is ignored on read."""
         lines = "".join(
             json.dumps({"verdict": r, "timing": t}, sort_keys=True) + "\n"
             for r, t in zip(rows, timings, strict=True)
         )
-        with open(self.journal_path, "a", encoding="utf-8") as handle:
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+        with os.fdopen(os.open(self.journal_path, flags, 0o644), "a", encoding="utf-8") as handle:
             handle.write(lines)
             handle.flush()
             os.fsync(handle.fileno())
@@ -578,7 +500,8 @@ class RunDir:
         """Journal rows in order; a torn last line is skipped, any other bad line is an error."""
         if not self.journal_path.exists():
             return
-        with open(self.journal_path, "rb") as handle:
+        fd = os.open(self.journal_path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as handle:
             for number, line in enumerate(handle, start=1):
                 if not line.endswith(b"\n"):
                     return  # a write cut short by a kill: the unit is graded again
@@ -601,7 +524,7 @@ class RunDir:
     def verdicts(self) -> pa.Table:
         """All verdict rows (parquet plus journal), one per (cell, schedule), sorted by key."""
         rows: dict[tuple[Any, ...], dict[str, Any]] = {}
-        path = self.path / "verdicts.parquet"
+        path = self.verdicts_path
         if path.exists():
             for row in _read_parquet(path, VERDICTS_SCHEMA).to_pylist():
                 rows[tuple(row[k] for k in VERDICT_KEY)] = row
@@ -612,7 +535,7 @@ class RunDir:
 
     def timings(self) -> pa.Table:
         rows: dict[tuple[Any, ...], dict[str, Any]] = {}
-        path = self.path / "timings.parquet"
+        path = self.timings_path
         if path.exists():
             for row in _read_parquet(path, TIMINGS_SCHEMA).to_pylist():
                 rows[tuple(row[k] for k in VERDICT_KEY)] = row
@@ -629,15 +552,15 @@ class RunDir:
     def compact(self) -> None:
         """Fold the journal into verdicts.parquet and timings.parquet, then drop the journal."""
         verdicts, timings = self.verdicts(), self.timings()
-        _write_parquet(self.path / "verdicts.parquet", verdicts)
-        _write_parquet(self.path / "timings.parquet", timings)
+        _write_parquet(self.verdicts_path, verdicts)
+        _write_parquet(self.timings_path, timings)
         self.journal_path.unlink(missing_ok=True)
 
     # -- the sweep lock ------------------------------------------------------------------------
     @contextmanager
     def lock(self) -> Iterator[None]:
         """Exclusive writer lock; a stale lock (its process gone) is taken over."""
-        path = self.path / "sweep.lock"
+        path = self.lock_path
         while True:
             try:
                 fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
@@ -658,38 +581,6 @@ class RunDir:
             yield
         finally:
             path.unlink(missing_ok=True)
-
-
-def _json_columns(schema: pa.Schema) -> tuple[tuple[str, tuple[type, ...], bool], ...]:
-    """(name, Python types JSON gives it, may be null) per column; the key columns never are null."""
-    json_of = {pa.string(): (str,), pa.int64(): (int,), pa.float64(): (int, float)}
-    return tuple((f.name, json_of[f.type], f.name not in VERDICT_KEY) for f in schema)
-
-
-JOURNAL_PARTS = {"verdict": _json_columns(VERDICTS_SCHEMA), "timing": _json_columns(TIMINGS_SCHEMA)}
-
-
-def _journal_problem(entry: object) -> str | None:
-    """What keeps a journal line from being a (verdict row, timing row) pair; None when it is one.
-
-    Types are compared exactly (type(x) in ...), so a boolean is no integer; a journal is read
-    whole on every resume, so this stays a few comparisons per field.
-    """
-    if not isinstance(entry, dict) or set(entry) != {"verdict", "timing"}:
-        return "expected an object with 'verdict' and 'timing'"
-    for part, columns in JOURNAL_PARTS.items():
-        row = entry[part]
-        if not isinstance(row, dict):
-            return f"{part}: {_json_kind(row)}, not an object"
-        for name, kinds, nullable in columns:
-            if name not in row:
-                if name in OPTIONAL_COLUMNS:  # a row journalled before the column existed
-                    continue
-                return f"{part}: no '{name}'"
-            value = row[name]
-            if type(value) not in kinds and not (value is None and nullable):
-                return f"{part}: '{name}' is {_json_kind(value)}"
-    return None
 
 
 def _alive(pid: int) -> bool:
@@ -733,14 +624,7 @@ def create_suite_run(
         base_seed=seed,
         engine=engine.name,
         engine_version=engine.version,
-        config={
-            "schedules": None,
-            "statement_timeout": limits.statement_timeout,
-            "memory_limit": limits.memory_limit,
-            "replay_timeout": limits.replay_timeout,
-            "max_script_bytes": limits.max_script_bytes,
-            **(config or {}),
-        },
+        config={"schedules": None, **limits_config(limits), **(config or {})},
         cells=cells,
         artifacts=artifacts,
         arm_info=arm_info,
