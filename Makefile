@@ -12,8 +12,9 @@ define install
 	  && $(VENV)/bin/uv pip install --quiet --python $(PY) $(1) \
 	  || $(PY) -m pip install --quiet --disable-pip-version-check $(1)
 endef
+WITH_DBT := '.[dev,dbt]'
 
-.PHONY: install demo test lint clean chromium postgresql
+.PHONY: install demo test check lint clean chromium postgresql
 
 ## the demo needs only the core (grading, statistics, report): no Ray, Inspect AI, scipy or pytest
 $(CORE): pyproject.toml
@@ -32,7 +33,7 @@ install: $(STAMP)
 ## the dbt extra (arrivalbench check --dbt-project): the tests run real dbt; the demo needs none
 DBT_STAMP := $(VENV)/.installed-dbt
 $(DBT_STAMP): $(STAMP)
-	$(call install,-e '.[dev,dbt]')
+	$(call install,-e $(WITH_DBT))
 	touch $(DBT_STAMP)
 
 ## demo: gate the built-in suite at one seed (every gold, negative control and naive baseline;
@@ -59,18 +60,21 @@ chromium:
 postgresql:
 	command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update && apt-get install -y --no-install-recommends postgresql)
 
-## test: lint, the whole test suite (pytest's "no tests collected", exit 5, is a failure here),
-## then the suite itself: the gate at its three seeds on each engine (DuckDB, SQLite, and
-## PostgreSQL on a private server the harness starts), executing everything (--no-cache), and
-## the audit of every task's second oracle
+## test: lint, then three lanes side by side (tools/lanes.sh prints each lane's log whole as it
+## ends): the whole test suite, fast and slow lanes (pytest's "no tests collected", exit 5, is a
+## failure here); the gate at its three seeds on PostgreSQL (a private server the harness starts);
+## the gate at three seeds on DuckDB, then on SQLite, then the audit of every task's second oracle.
+## Every gate executes everything (--no-cache).
 test: lint chromium postgresql $(DBT_STAMP)
-	@ARRIVALBENCH_REQUIRE_CHROMIUM=1 $(PY) -m pytest; rc=$$?; \
-	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing on purpose"; exit 1; fi; \
-	exit $$rc
-	$(VENV)/bin/arrivalbench gate --no-cache
-	$(VENV)/bin/arrivalbench gate --no-cache --engine sqlite
-	$(VENV)/bin/arrivalbench gate --no-cache --engine postgres
-	$(VENV)/bin/arrivalbench audit
+	@tools/lanes.sh \
+	  pytest "ARRIVALBENCH_REQUIRE_CHROMIUM=1 $(PY) -m pytest -m 'slow or not slow'; rc=\$$?; \
+	          [ \$$rc -ne 5 ] || { echo 'pytest collected no tests: failing on purpose'; rc=1; }; exit \$$rc" \
+	  gate-postgres "$(AB) gate --no-cache --engine postgres" \
+	  gate-duckdb-sqlite-audit "$(AB) gate --no-cache && $(AB) gate --no-cache --engine sqlite && $(AB) audit"
+
+## check: the fast lane, what a bare `pytest` runs (no test marked slow): minutes, for every change
+check: $(STAMP)
+	$(PY) -m pytest
 
 ## lint: exactly the checks `make test` runs first
 lint: $(STAMP)
