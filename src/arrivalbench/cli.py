@@ -858,7 +858,7 @@ def gate(
 ) -> None:
     """Admissibility gate over the suite (built-in and --suite-dir) at several seeds; exits 1 when
     any task is rejected at any of them."""
-    from arrivalbench.gate import TaskGate, gate_suite
+    from arrivalbench.gate import TaskGate, gate_suite, group_violations
     from arrivalbench.schedules import REGISTRY
     from arrivalbench.spec import get_task, load_suite
 
@@ -888,8 +888,8 @@ def gate(
                 f"{len(spec.hazards)} hazards, {len(spec.controls)} controls",
             )
         )
-        for violation in result.violations:
-            out.print(text(f"      - {violation}"), soft_wrap=True)
+        for group in group_violations(result.violations):
+            out.print(text(f"      - {group}"), soft_wrap=True)
         if matrix:
             table = Table(show_header=True, box=None, padding=(0, 1))
             table.add_column("artifact")

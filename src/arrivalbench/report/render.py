@@ -16,6 +16,7 @@ from pathlib import Path
 
 from arrivalbench.analysis.stats import DEFAULT_BOOTSTRAP_SEED, signature
 from arrivalbench.errors import UsageError
+from arrivalbench.hazards import BENIGN
 from arrivalbench.report.analysis import Analysis, Source, labelled, load_sources
 from arrivalbench.report.engines import engine_figure, engine_table, engine_verdict_table
 from arrivalbench.report.figures import Figure, guard_figure, hazard_figure, snapshot_gap_figure
@@ -619,7 +620,7 @@ def _tasks_html(report: Report, ids: _CellIds) -> str:
                     )
                 except ValueError:
                     continue
-    schedules = ["snapshot", *BENIGN_ORDER, *a.hazards()]
+    schedules = ["snapshot", *BENIGN, *a.hazards()]
     parts = [
         '<section id="tasks"><h2>Tasks and cells</h2><p class="caption">Every cell of every task: its verdict '
         "on the snapshot, the benign schedules and each declared hazard, with the script, the diff examples of "
@@ -687,7 +688,6 @@ def _tasks_html(report: Report, ids: _CellIds) -> str:
     return "".join(parts)
 
 
-BENIGN_ORDER = ("single_batch", "in_order_stream")
 _PROMPTS = ("system", "user")
 
 
