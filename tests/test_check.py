@@ -28,7 +28,7 @@ from arrivalbench.check.runner import CHECK_SCHEDULES, plan
 from arrivalbench.engines import Limits
 from arrivalbench.engines.duckdb import DuckDBDatabase
 from arrivalbench.schedules import REGISTRY
-from test_cli import cli
+from test_cli import HOSTILE_ERROR, SHOWN_ERROR, cli, invoke
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOP = ROOT / "examples" / "dbt_shop"
@@ -293,6 +293,36 @@ def test_a_pipeline_that_raises_is_an_error_not_bad_input(orders: Path, tmp_path
     entry = record["verdicts"]["in_order_stream"]
     assert entry["verdict"] == "ERROR" and entry["error_class"] == "sql_error"
     assert entry["batch"] == 1 and "daily_orders" in entry["message"]
+
+
+@pytest.mark.slow
+def test_regression_escapes_and_markup_in_an_engine_message_reached_checks_table(
+    orders: Path, tmp_path: Path
+):
+    """check's table printed the engine's message as Rich markup, with its ESC sequences raw."""
+    pipeline = write(tmp_path, "hostile.sql", HOSTILE_ERROR)
+    result = invoke(
+        "check", "--pipeline", pipeline, "--log", orders, *SQL_ARGS, *LOG_ARGS,
+        "--schedules", "in_order_stream",
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "\x1b" not in result.output and "\x07" not in result.output
+    for shown in SHOWN_ERROR:
+        assert shown in result.output
+    assert "in_order_stream" in result.output and "ERROR" in result.output
+
+
+def test_regression_an_escape_in_an_engine_message_made_the_junit_xml_unparsable(tmp_path: Path):
+    """XML 1.0 holds no ESC or BEL: the engine's words went in raw and the file did not parse."""
+    from arrivalbench.check.junit import junit_xml
+
+    message = "Invalid Input Error: \x1b]52;c;eA==\x07"
+    entry = {"verdict": "ERROR", "error_class": "sql_error", "batch": 1, "statement": 1}
+    record = {"task": "t", "verdicts": {"snapshot": {**entry, "message": message}}}
+    junit_xml(record, "suite", tmp_path / "r.xml")
+    error = ET.parse(tmp_path / "r.xml").find("testcase/error")
+    assert error is not None and error.text == "Invalid Input Error: \\x1b]52;c;eA==\\x07"
+    assert error.get("message", "").endswith("\\x1b]52;c;eA==\\x07")
 
 
 def test_junit_xml_has_one_testcase_per_schedule(orders: Path, tmp_path: Path):

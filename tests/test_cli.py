@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -155,6 +156,102 @@ def test_grade_of_a_gold_prints_no_replay_hint(gold):
     assert done.returncode == 0, done.stderr
     assert "PASS" in done.stdout
     assert "Replay" not in done.stdout
+
+
+# --- untrusted text in the output: shown, never obeyed (terminal.py) -----------------------------
+
+# An engine message with the three escapes issue 21 names, and Rich markup, each a short word so
+# that the table's folding cannot split it.
+HOSTILE_ERROR = (
+    "SELECT error('osc52: ' || chr(27) || ']52;c;eA==' || chr(7) || ' clear: ' || chr(27) || "
+    "'[2J link: ' || chr(27) || ']8;;http://e' || chr(27) || '\\ markup: [/] [bold]b[/bold]');\n"
+)
+SHOWN_ERROR = (
+    "\\x1b]52;c;eA==\\x07",
+    "\\x1b[2J",
+    "\\x1b]8;;http://e\\x1b\\",
+    "[/]",
+    "[bold]b[/bold]",
+)
+
+
+def invoke(*args: str | Path) -> Any:
+    """The CLI in this process (typer's CliRunner): its output is what the test is about."""
+    from typer.testing import CliRunner
+
+    from arrivalbench.cli import app
+
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+@pytest.mark.slow
+def test_regression_escape_sequences_in_an_engine_message_reached_grades_stdout(tmp_path):
+    """OSC 52 (set the clipboard), clear-screen and OSC 8 (a hyperlink) from SELECT error(...)
+    were written to the terminal as they came, and `[/]` in the message raised MarkupError."""
+    pipeline = tmp_path / "hostile.sql"
+    pipeline.write_text(HOSTILE_ERROR, encoding="utf-8")
+    result = invoke(
+        "grade", "-t", "daily_revenue", "-p", pipeline, "--schedules", "snapshot", "--no-cache"
+    )
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and "\x07" not in result.output
+    for shown in SHOWN_ERROR:
+        assert shown in result.output
+    assert "Replay one of these with:" in result.output
+    record = json.loads(
+        invoke(
+            "grade", "-t", "daily_revenue", "-p", pipeline, "--schedules", "snapshot", "--json"
+        ).output
+    )
+    assert "\x1b]52;c;eA==\x07" in record["verdicts"]["snapshot"]["message"]  # the engine's words
+
+
+@pytest.mark.slow
+def test_regression_rich_markup_in_a_file_name_was_read_as_markup(tmp_path, gold, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(gold, tmp_path / "[bold]p.sql")
+    result = invoke("grade", "-t", "daily_revenue", "-p", "[bold]p.sql", "--schedules", "snapshot")
+    assert result.exit_code == 0, result.output
+    assert "[bold]p.sql" in result.output
+
+
+@pytest.mark.slow
+def test_regression_markup_and_escapes_in_a_target_value_crashed_explain(tmp_path):
+    """The story table printed the pipeline's values as Rich markup: `[/]` raised MarkupError."""
+    pipeline = tmp_path / "value.sql"
+    pipeline.write_text(
+        "CREATE OR REPLACE TABLE daily_revenue AS SELECT store_id, CAST(ts_event AS DATE) AS day, "
+        "'[/] [link=http://e]l ' || chr(27) || ']52;c;eA==' || chr(7) AS revenue, "
+        "count(*) AS orders FROM sales_batch GROUP BY ALL;\n",
+        encoding="utf-8",
+    )
+    result = invoke(
+        "explain", "-t", "daily_revenue", "-p", pipeline, "-s", "snapshot",
+        "--budget-seconds", "20", "--max-replays", "40",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and "\x07" not in result.output
+    assert "[/] [link=http://e]l" in result.output and "\\x1b]52;c;eA==\\x07" in result.output
+    assert "Diagnosis:" in result.output
+
+
+def test_regression_an_escape_in_a_user_error_reached_stderr():
+    done = cli("grade", "--task", "x\x1b[2J\x1b]52;c;eA==\x07", "-p", "none.sql")
+    assert_one_line_user_error(done, "Unknown task 'x\\x1b[2J\\x1b]52;c;eA==\\x07'")
+
+
+def test_regression_escapes_in_a_gate_violation_reached_the_terminal(tmp_path):
+    """A task author's oracle.sql raising an error with ESC sequences and markup: gate printed
+    the violation as it came."""
+    folder = tmp_path / "my_tasks"
+    new_task("hostile_oracle", suite_dir=folder)
+    (folder / "hostile_oracle" / "oracle.sql").write_text(HOSTILE_ERROR, encoding="utf-8")
+    done = cli("gate", "--suite-dir", folder, "--tasks", "hostile_oracle", "--jobs", "1")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+    for shown in SHOWN_ERROR:
+        assert shown in done.stdout
 
 
 def test_schedule_file_written_by_schedule_replays_the_same_schedule(tmp_path, control):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 from decimal import Decimal
 
 import pyarrow as pa
@@ -693,6 +694,36 @@ def test_floating_point_noise_of_an_exact_value_still_equals_it() -> None:
         _revenue_with("orders", [2.0, 1.0, 3.0, 1.0], pa.float64()),
         REVENUE,
     ).equal
+
+
+def _double_as(declared: str, expected: object, actual: float) -> bool:
+    """Does a DOUBLE `actual` equal the `declared` value `expected`?"""
+    kind = pa.decimal128(18, 2) if declared.startswith("DECIMAL") else pa.int64()
+    return compare(
+        kv([1], [expected], kind), kv([1], [actual], pa.float64()), kv_target(declared)
+    ).equal
+
+
+def test_regression_a_double_off_by_a_fraction_of_a_cent_passed_for_a_large_decimal() -> None:
+    """The noise allowance was 1e-9 of the value: from 5e6 on it reached half a cent, so DOUBLE
+    5000000.004 passed for DECIMAL(18,2) 5000000.00 (and 500000000.4 for BIGINT 500000000)."""
+    assert not _double_as("DECIMAL(18,2)", Decimal("5000000.00"), 5000000.004)
+    assert not _double_as("DECIMAL(18,2)", Decimal("50000000.00"), 50000000.004)
+    assert not _double_as("BIGINT", 500000000, 500000000.4)
+
+
+def test_regression_a_double_half_a_cent_away_matches_neither_neighbour() -> None:
+    """5000000.005 is as far from .00 as from .01: it names no DECIMAL(18,2) value."""
+    assert not _double_as("DECIMAL(18,2)", Decimal("5000000.00"), 5000000.005)
+    assert not _double_as("DECIMAL(18,2)", Decimal("5000000.01"), 5000000.005)
+
+
+def test_floating_point_noise_of_a_large_exact_value_still_equals_it() -> None:
+    """The cap leaves real noise alone: a DOUBLE sum a few ulps off a large DECIMAL passes."""
+    big = 12345678.91
+    assert _double_as("DECIMAL(18,2)", Decimal("12345678.91"), big)
+    assert _double_as("DECIMAL(18,2)", Decimal("12345678.91"), big + 4 * math.ulp(big))
+    assert _double_as("BIGINT", 900000000, 900000000.0000001)
 
 
 def test_regression_a_key_that_does_not_convert_never_matches_a_null_key() -> None:

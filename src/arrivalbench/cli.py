@@ -24,6 +24,7 @@ from arrivalbench.seeds import (
     is_seed,
     resolve_seed_file,
 )
+from arrivalbench.terminal import text
 
 app = typer.Typer(
     add_completion=False,
@@ -315,13 +316,18 @@ def tasks(
     for t in suite.values():
         where = "built-in" if t.folder.parent == SUITE_DIR.resolve() else str(t.folder.parent)
         table.add_row(
-            t.id,
-            t.spec.mode,
-            t.spec.difficulty,
-            t.spec.scenario,
-            ", ".join(t.spec.hazards),
-            str(len(t.spec.controls)),
-            *([where] if mine else []),
+            *map(
+                text,
+                (
+                    t.id,
+                    t.spec.mode,
+                    t.spec.difficulty,
+                    t.spec.scenario,
+                    ", ".join(t.spec.hazards),
+                    str(len(t.spec.controls)),
+                    *([where] if mine else []),
+                ),
+            )
         )
     out.print(table)
 
@@ -452,13 +458,13 @@ def grade(
         sys.stdout.write(dumps(record))
         _exit_on(record, fail_on)
         return
-    table = Table(title=title)
+    table = Table(title=text(title))
     table.add_column("schedule")
     table.add_column("verdict")
     table.add_column("detail", overflow="fold")
     for name, entry in record["verdicts"].items():
-        style = VERDICT_STYLE[entry["verdict"]]
-        table.add_row(name, f"[{style}]{entry['verdict']}[/]", _detail(entry))
+        verdict = entry["verdict"]
+        table.add_row(text(name), text((verdict, VERDICT_STYLE[verdict])), text(_detail(entry)))
     out.print(table)
     bad = [n for n, e in record["verdicts"].items() if e["verdict"] != "PASS"]
     if bad:
@@ -476,7 +482,7 @@ def grade(
             suite_dir=None if home == SUITE_DIR.resolve() else str(home),
             engine=engine,
         )
-        out.print("  " + command, highlight=False, soft_wrap=True)
+        out.print(text("  " + command), soft_wrap=True)
     _print_diagnoses(the_task, script, record, prebuilt, grader, pipeline, seed, schedule_file)
     _exit_on(record, fail_on)
 
@@ -509,9 +515,7 @@ def _print_diagnoses(
                 the_task, script, built, log, grader.limits, sandbox, grader.engine_name
             ) or ["unclassified"]
             sentence = SENTENCES[labels[0]].split(":")[0].rstrip(".")
-            out.print(
-                f"  {name}: {', '.join(labels)}: {sentence}.", highlight=False, soft_wrap=True
-            )
+            out.print(text(f"  {name}: {', '.join(labels)}: {sentence}."), soft_wrap=True)
     home = the_task.folder.parent
     private = grader.private
     command = explain_command(
@@ -524,7 +528,7 @@ def _print_diagnoses(
         engine=grader.engine_name,
     )
     out.print("Explain one with:", style="dim")
-    out.print("  " + command, highlight=False, soft_wrap=True)
+    out.print(text("  " + command), soft_wrap=True)
 
 
 def _positive_seconds(param: typer.CallbackParam, value: float) -> float:
@@ -599,10 +603,10 @@ def explain(
         engine=engine,
     )
     if out_path is not None and explanation.minimal is not None:
-        text = json.dumps(schedule_to_json(explanation.minimal, log), indent=1) + "\n"
+        document = json.dumps(schedule_to_json(explanation.minimal, log), indent=1) + "\n"
         tmp = out_path.with_name(out_path.name + ".tmp")
         try:
-            tmp.write_text(text, encoding="utf-8")
+            tmp.write_text(document, encoding="utf-8")
             tmp.replace(out_path)
         except OSError as exc:
             raise PipelineInputError(
@@ -756,9 +760,11 @@ def check(
         if entry is not None:
             verdict = entry["verdict"]
             err.print(
-                f"check: [{done}/{total}] {name}: [{VERDICT_STYLE[verdict]}]{verdict}[/] "
-                f"({time.monotonic() - started:.1f} s)",
-                highlight=False,
+                text(
+                    f"check: [{done}/{total}] {name}: ",
+                    (verdict, VERDICT_STYLE[verdict]),
+                    f" ({time.monotonic() - started:.1f} s)",
+                )
             )
 
     record, _ = Check(config, on_progress=progress).run(script)
@@ -777,15 +783,15 @@ def _check_table(record: dict[str, Any]) -> None:
     title = f"{record['task']} · mode {record['mode']} · oracle {record['oracle']}"
     if record["engine"] != "duckdb":
         title += f" · {record['engine']} {record['engine_version']}"
-    table = Table(title=title)
+    table = Table(title=text(title))
     table.add_column("schedule")
     table.add_column("verdict")
     table.add_column("detail", overflow="fold")
     for name, entry in record["verdicts"].items():
-        style = VERDICT_STYLE[entry["verdict"]]
-        table.add_row(name, f"[{style}]{entry['verdict']}[/]", summary(entry))
+        verdict = entry["verdict"]
+        table.add_row(text(name), text((verdict, VERDICT_STYLE[verdict])), text(summary(entry)))
     for name, reason in record["skipped"].items():
-        table.add_row(name, "[dim]skipped[/]", reason)
+        table.add_row(text(name), text(("skipped", "dim")), text(reason))
     out.print(table)
 
 
@@ -807,22 +813,23 @@ def schedule(
     use_suite(suite_dir)
     the_task = get_task(task)
     built, log = build_schedule(the_task, schedule_name, seed, _secret(seed_file))
-    text = json.dumps(schedule_to_json(built, log), indent=1) + "\n"
+    document = json.dumps(schedule_to_json(built, log), indent=1) + "\n"
     if out_path is None:
-        sys.stdout.write(text)
+        sys.stdout.write(document)
         return
     tmp = out_path.with_name(out_path.name + ".tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_text(document, encoding="utf-8")
         tmp.replace(out_path)
     except OSError as exc:
         raise PipelineInputError(
             f"{out_path}: cannot write the schedule ({exc.strerror})."
         ) from None
     err.print(
-        f"wrote {out_path}: {len(built.deliveries)} deliveries, {built.delivered_rows()} rows, "
-        f"perturbation {dict(built.perturbation)}",
-        highlight=False,
+        text(
+            f"wrote {out_path}: {len(built.deliveries)} deliveries, {built.delivered_rows()} rows, "
+            f"perturbation {dict(built.perturbation)}"
+        )
     )
 
 
@@ -851,7 +858,7 @@ def gate(
 ) -> None:
     """Admissibility gate over the suite (built-in and --suite-dir) at several seeds; exits 1 when
     any task is rejected at any of them."""
-    from arrivalbench.gate import TaskGate, gate_suite
+    from arrivalbench.gate import TaskGate, gate_suite, group_violations
     from arrivalbench.schedules import REGISTRY
     from arrivalbench.spec import get_task, load_suite
 
@@ -869,28 +876,29 @@ def gate(
 
     def report(result: TaskGate) -> None:
         mark = (
-            "[green]admitted[/]"
+            ("admitted", "green")
             if result.admitted
-            else f"[bold red]rejected ({len(result.violations)})[/]"
+            else (f"rejected ({len(result.violations)})", "bold red")
         )
         spec = result.task.spec
         out.print(
-            f"{mark} {spec.id} ({spec.mode}, {spec.difficulty}): "
-            f"{len(spec.hazards)} hazards, {len(spec.controls)} controls",
-            highlight=False,
+            text(
+                mark,
+                f" {spec.id} ({spec.mode}, {spec.difficulty}): "
+                f"{len(spec.hazards)} hazards, {len(spec.controls)} controls",
+            )
         )
-        for violation in result.violations:
-            out.print(f"      - {violation}", highlight=False, soft_wrap=True)
+        for group in group_violations(result.violations):
+            out.print(text(f"      - {group}"), soft_wrap=True)
         if matrix:
             table = Table(show_header=True, box=None, padding=(0, 1))
             table.add_column("artifact")
             for s in result.schedules:
                 table.add_column(REGISTRY[s].label)
             for artifact, verdicts in result.verdicts.items():
-                cells = [
-                    f"[{VERDICT_STYLE[verdicts[s]]}]{verdicts[s]}[/]" for s in result.schedules
-                ]
-                table.add_row(artifact.removeprefix("controls/").removesuffix(".sql"), *cells)
+                cells = [text((verdicts[s], VERDICT_STYLE[verdicts[s]])) for s in result.schedules]
+                name = artifact.removeprefix("controls/").removesuffix(".sql")
+                table.add_row(text(name), *cells)
             out.print(table)
 
     import os
@@ -956,8 +964,6 @@ def audit(
     import math
     import os
 
-    from rich.markup import escape
-
     from arrivalbench.audit import (
         EXTRA_SEEDS,
         TaskAudit,
@@ -1011,14 +1017,14 @@ def audit(
         for col in ("task", "logs", "agree", "kappa", "first disagreement"):
             table.add_column(col, overflow="fold")
 
-        def mark(result: TaskAudit) -> str:
+        def mark(result: TaskAudit) -> Any:
             agreed = sum(log.equal for log in result.logs)
             style = "green" if result.agrees else "bold red"
-            return f"[{style}]{agreed}/{len(result.logs)}[/]"
+            return text((f"{agreed}/{len(result.logs)}", style))
 
         for r in results:
-            first = escape(r.first_disagreement or "")
-            table.add_row(r.task_id, str(len(r.logs)), mark(r), kappa(r.kappa), first)
+            first = text(r.first_disagreement or "")
+            table.add_row(text(r.task_id), str(len(r.logs)), mark(r), kappa(r.kappa), first)
         out.print(table)
         summary_table = Table(title="audit summary")
         for col in ("tasks", "agree", "disagree", "no usable oracle.py", "logs", "seconds"):
@@ -1063,14 +1069,11 @@ def new_task_command(
 
     target = new_task_dir(suite_dir, builtin=builtin)
     folder = new_task(name, mode=mode, generator=generator, suite_dir=target)
-    out.print(f"created {folder}", highlight=False, soft_wrap=True)
+    out.print(text(f"created {folder}"), soft_wrap=True)
     where = "" if builtin else f" --suite-dir {shlex.quote(str(target))}"
+    out.print(text(f"check it with: arrivalbench gate{where} --tasks {name}"), soft_wrap=True)
     out.print(
-        f"check it with: arrivalbench gate{where} --tasks {name}", highlight=False, soft_wrap=True
-    )
-    out.print(
-        f"check its second oracle (oracle.py) with: arrivalbench audit{where} --tasks {name}",
-        highlight=False,
+        text(f"check its second oracle (oracle.py) with: arrivalbench audit{where} --tasks {name}"),
         soft_wrap=True,
     )
 
@@ -1130,9 +1133,10 @@ def new_seed(
 
     private = write_seed_file(out_path)
     out.print(
-        f"wrote {out_path} (seed commitment {private.commitment}); keep it secret and pass it "
-        f"with --seed-file {out_path} or {SEED_FILE_ENV}={out_path}",
-        highlight=False,
+        text(
+            f"wrote {out_path} (seed commitment {private.commitment}); keep it secret and pass it "
+            f"with --seed-file {out_path} or {SEED_FILE_ENV}={out_path}"
+        ),
         soft_wrap=True,
     )
 
@@ -1171,10 +1175,9 @@ def make_corpus_command(
     )
     cells = run.cells()
     out.print(
-        f"wrote {out_dir}: {len(cells)} cells in arms {', '.join(run.manifest['arms'])}",
-        highlight=False,
+        text(f"wrote {out_dir}: {len(cells)} cells in arms {', '.join(run.manifest['arms'])}")
     )
-    out.print(_run_kind(run), highlight=False)
+    out.print(text(_run_kind(run)))
 
 
 @app.command()
@@ -1282,14 +1285,16 @@ def generate(
             max_tokens=max_tokens,
             concurrency=concurrency,
             task_ids=ids,
-            log=lambda line: err.print(line, highlight=False),
+            log=lambda line: err.print(text(line)),
             engine=engine,
         )
         missing = sum(c.artifact_sha256 is None for c in again.cells())
         out.print(
-            f"re-ran {n} cells of {out_dir} ({missing} cells now without a script); "
-            f"grade the new scripts with: arrivalbench grade-run {out_dir}{suite_flags(suite_dir)}",
-            highlight=False,
+            text(
+                f"re-ran {n} cells of {out_dir} ({missing} cells now without a script); "
+                f"grade the new scripts with: arrivalbench grade-run {out_dir}"
+                + suite_flags(suite_dir)
+            ),
             soft_wrap=True,
         )
         return
@@ -1304,7 +1309,7 @@ def generate(
         seed=seed,
         concurrency=concurrency,
         max_tokens=max_tokens,
-        log=lambda line: err.print(line, highlight=False),
+        log=lambda line: err.print(text(line)),
         seed_commitment=private and private.commitment,
         run=run_index,
         engine=engine or "duckdb",
@@ -1312,12 +1317,13 @@ def generate(
     cells = run.cells()
     missing = sum(c.artifact_sha256 is None for c in cells)
     out.print(
-        f"wrote {out_dir}: {len(cells)} cells ({missing} without a script); "
-        f"grade it with: arrivalbench grade-run {out_dir}{suite_flags(suite_dir)}",
-        highlight=False,
+        text(
+            f"wrote {out_dir}: {len(cells)} cells ({missing} without a script); "
+            f"grade it with: arrivalbench grade-run {out_dir}{suite_flags(suite_dir)}"
+        ),
         soft_wrap=True,
     )
-    out.print(_run_kind(run), highlight=False)
+    out.print(text(_run_kind(run)))
 
 
 @app.command("import-scripts")
@@ -1356,12 +1362,13 @@ def import_scripts_command(
         engine=engine,
     )
     out.print(
-        f"wrote {out_dir}: {len(run.cells())} cells in arm {arm}; "
-        f"grade it with: arrivalbench grade-run {out_dir}{suite_flags(suite_dir)}",
-        highlight=False,
+        text(
+            f"wrote {out_dir}: {len(run.cells())} cells in arm {arm}; "
+            f"grade it with: arrivalbench grade-run {out_dir}{suite_flags(suite_dir)}"
+        ),
         soft_wrap=True,
     )
-    out.print(_run_kind(run), highlight=False)
+    out.print(text(_run_kind(run)))
 
 
 @app.command("import-inspect")
@@ -1396,14 +1403,15 @@ def import_inspect_command(
     missing = sum(c.artifact_sha256 is None for c in cells)
     kept = run.verdicts().num_rows
     out.print(
-        f"wrote {out_dir}: {len(cells)} cells in arms {', '.join(run.manifest['arms'])} "
-        f"({missing} without a script), {kept} verdicts kept from the scorer; grade what is "
-        f"missing with: arrivalbench grade-run {out_dir}{suite_flags(suite_dir)}",
-        highlight=False,
+        text(
+            f"wrote {out_dir}: {len(cells)} cells in arms {', '.join(run.manifest['arms'])} "
+            f"({missing} without a script), {kept} verdicts kept from the scorer; grade what is "
+            f"missing with: arrivalbench grade-run {out_dir}{suite_flags(suite_dir)}"
+        ),
         soft_wrap=True,
     )
-    out.print(f"scorer verdicts: {claims.summary()}", highlight=False, soft_wrap=True)
-    out.print(_run_kind(run), highlight=False)
+    out.print(text(f"scorer verdicts: {claims.summary()}"), soft_wrap=True)
+    out.print(text(_run_kind(run)))
     if verify_rows:
         from arrivalbench.sweep import verify
 
@@ -1413,7 +1421,7 @@ def import_inspect_command(
             if not line.endswith("reproduced but not stored (run not fully graded?)")
         ]
         for line in mismatches:
-            out.print(line, highlight=False)
+            out.print(text(line))
         if mismatches:
             out.print(f"{len(mismatches)} of {kept} kept verdicts differ", style="bold red")
             raise typer.Exit(1)
@@ -1427,13 +1435,13 @@ def _summary_table(run: Any) -> Table:
     tasks = run.tasks()
     verdicts = run.verdicts()
     gap = estimate(outcomes(cells, verdicts, tasks), "gap")
-    table = Table(title=f"{run.path}: rates over tasks")
+    table = Table(title=text(f"{run.path}: rates over tasks"))
     for col in ("arm", "tasks", "cells", "snapshot-pass", "gap [95% CI]", "error", "all-in"):
         table.add_column(col, justify="right" if col not in ("arm",) else "left")
     pct = lambda x: "—" if x is None else f"{x:.1%}"  # noqa: E731
     for s in arm_summaries(cells, verdicts, tasks):
         table.add_row(
-            s.arm,
+            text(s.arm),
             str(s.tasks),
             str(s.cells),
             pct(s.snapshot_pass),
@@ -1541,7 +1549,7 @@ def grade_run(
         f"graded {report.units} cells ({report.rows} verdicts) in {report.seconds:.1f} s",
         highlight=False,
     )
-    out.print(_run_kind(run), highlight=False)
+    out.print(text(_run_kind(run)))
     out.print(_summary_table(run))
     if with_explain:
         from arrivalbench.explain.diagnoses import EXPLANATIONS_FILE, explain_run
@@ -1600,16 +1608,17 @@ def regrade(
         assert out_dir is not None
         copy = regrade_run(run, out_dir, workers=workers, private=private, limits=limits)
         out.print(
-            f"wrote {out_dir}: {copy.verdicts().num_rows} verdict rows re-graded from {run_dir} "
-            f"(unchanged); compare with: arrivalbench summary {out_dir}",
-            highlight=False,
+            text(
+                f"wrote {out_dir}: {copy.verdicts().num_rows} verdict rows re-graded from "
+                f"{run_dir} (unchanged); compare with: arrivalbench summary {out_dir}"
+            )
         )
         return
     mismatches = verify(run, workers=workers, private=private, out=out_dir, limits=limits)
     rows = run.verdicts().num_rows
     if mismatches:
         for line in mismatches:
-            out.print(line, highlight=False)
+            out.print(text(line))
         out.print(f"{len(mismatches)} of {rows} verdict rows differ", style="bold red")
         raise typer.Exit(1)
     out.print(f"all {rows} verdict rows reproduced byte for byte", highlight=False)
@@ -1625,7 +1634,7 @@ def summary(run_dir: RunOpt, suite_dir: SuiteDirOpt = None) -> None:
     # First: a task missing from the suite path or a damaged journal is one error line, with
     # nothing printed above it.
     table = _summary_table(run)
-    out.print(_run_kind(run), highlight=False)
+    out.print(text(_run_kind(run)))
     out.print(table)
 
 
@@ -1669,13 +1678,12 @@ def report_command(
         arms=parse_arms(arms),
         runs=parse_runs(runs),
     )
+    out.print(text(f"wrote {files.html} (self-contained) and {files.markdown}"), soft_wrap=True)
     out.print(
-        f"wrote {files.html} (self-contained) and {files.markdown}", highlight=False, soft_wrap=True
-    )
-    out.print(
-        f"every table and test in {files.json}; tables as CSV (numbers) and LaTeX in {files.tables}, "
-        f"figures as PNG in {files.figures}",
-        highlight=False,
+        text(
+            f"every table and test in {files.json}; tables as CSV (numbers) and LaTeX in "
+            f"{files.tables}, figures as PNG in {files.figures}"
+        ),
         soft_wrap=True,
     )
 
@@ -1714,7 +1722,7 @@ def main() -> None:
     try:
         app()
     except ArrivalBenchError as exc:
-        err.print(f"arrivalbench: error: {exc}", highlight=False, markup=False, soft_wrap=True)
+        err.print(text(f"arrivalbench: error: {exc}"), soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:
         err.print("arrivalbench: interrupted", highlight=False)

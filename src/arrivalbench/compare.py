@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from arrivalbench.replay import bounded_message
 from arrivalbench.spec import TargetSpec
-from arrivalbench.sqltypes import is_float
+from arrivalbench.sqltypes import arrow_type, is_float
 
 EXAMPLES = 3
 KINDS = ("schema", "missing", "extra", "duplicate_key", "changed")
@@ -164,20 +164,40 @@ def compare(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> Compari
         return Comparison(False, diff)
 
 
+def _noise_cap(declared: str) -> float | None:
+    """The most floating-point noise an exact numeric type lets pass: a tenth of the smallest step
+    it keeps (10**-s for DECIMAL(p,s), 1 for an integer); None for a type without steps.
+
+    Without a cap the relative allowance outgrows the type: 1e-9 * 5e6 is half a cent, so a
+    DOUBLE 5000000.004 passed for DECIMAL(18,2) 5000000.00. Half a step would not do: it still
+    lets 0.004 pass, and a value exactly half a step away (5000000.005) converts to either
+    neighbour. A tenth of a step is far above the noise of a DOUBLE sum of such values (about
+    1e-9 at 1e7) and far below any deviation the type's rounding would hide.
+    """
+    kind = arrow_type(declared)
+    if pa.types.is_decimal(kind):
+        return 10.0 ** -(kind.scale + 1)
+    return 0.1 if pa.types.is_integer(kind) else None
+
+
 def _lossy(value: str, actual_type: str, declared: str) -> str:
     """SQL predicate: the actual value does not convert to the declared type without loss.
 
     Exact values (integers, decimals, dates, timestamps, text) must convert and convert back to
     themselves: 2.6 is not 3, a timestamp at 10:00 is not its date, 1.2345 is not 1.23. A floating
     value may differ from its conversion by floating-point noise only (relative or absolute
-    1e-9), so SUM(amount::DOUBLE) still equals a DECIMAL sum while 0.004 too much does not.
-    Declared float columns take their tolerance later, in the row comparison.
+    1e-9, never more than a tenth of the type's step: `_noise_cap`), so SUM(amount::DOUBLE) still
+    equals a DECIMAL sum while 0.004 too much does not, at any magnitude. Declared float columns
+    take their tolerance later, in the row comparison.
     """
     cast = f"TRY_CAST({value} AS {declared})"
     if is_float(declared):
         return f"({value} IS NOT NULL AND {cast} IS NULL)"
     if is_float(actual_type):
         noise = f"greatest(1e-9 * abs({value}), 1e-9)"
+        cap = _noise_cap(declared)
+        if cap is not None:
+            noise = f"least({noise}, {cap!r})"
         drift = f"abs(CAST({cast} AS DOUBLE) - {value})"
         return f"({value} IS NOT NULL AND ({cast} IS NULL OR {drift} > {noise}))"
     back = f"TRY_CAST({cast} AS {actual_type})"

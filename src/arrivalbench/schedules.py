@@ -26,9 +26,12 @@ import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from arrivalbench.errors import ScheduleError, UnknownNameError, UsageError
+from arrivalbench.hazards import BENIGN as BENIGN
+from arrivalbench.hazards import REGISTRY as ROLES
+from arrivalbench.hazards import SCHEDULE_NAMES, Group, Hazard
 from arrivalbench.logs import Log, LogKind, log_from_seed, log_seed, task_log
 from arrivalbench.seeds import SEED_RANGE, PrivateSeed, derive_seed, is_seed, rng
-from arrivalbench.spec import HAZARDS, Task
+from arrivalbench.spec import Task
 
 BATCHES = 6
 SCHEDULE_FORMAT = 1
@@ -139,11 +142,19 @@ Builder = Callable[[Log, int], Schedule]
 @dataclass(frozen=True)
 class ScheduleKind:
     name: str
-    group: Literal["snapshot", "benign", "ordering", "idempotency", "schema"]
     log_kind: LogKind
     build: Builder
     label: str
     """A short column header for tables."""
+
+    @property
+    def role(self) -> Hazard:
+        """Its group and capabilities (hazards.REGISTRY)."""
+        return ROLES[self.name]
+
+    @property
+    def group(self) -> Group:
+        return self.role.group
 
 
 def _chunks(n: int, batches: int = BATCHES) -> list[list[int]]:
@@ -565,22 +576,18 @@ def schema_evolution(log: Log, seed: int) -> Schedule:
 REGISTRY: dict[str, ScheduleKind] = {
     kind.name: kind
     for kind in (
-        ScheduleKind("snapshot", "snapshot", "visible", snapshot, "snap"),
-        ScheduleKind("single_batch", "benign", "hidden", single_batch, "single"),
-        ScheduleKind("in_order_stream", "benign", "hidden", in_order_stream, "stream"),
-        ScheduleKind("late_arrival", "ordering", "hidden", late_arrival, "late"),
-        ScheduleKind("out_of_order", "ordering", "hidden", out_of_order, "order"),
-        ScheduleKind("duplicate_delivery", "idempotency", "hidden", duplicate_delivery, "dup"),
-        ScheduleKind("crash_retry", "idempotency", "hidden", crash_retry, "crash"),
-        ScheduleKind("backfill", "idempotency", "hidden", backfill, "backfill"),
-        ScheduleKind("schema_evolution", "schema", "hidden", schema_evolution, "schema"),
+        ScheduleKind("snapshot", "visible", snapshot, "snap"),
+        ScheduleKind("single_batch", "hidden", single_batch, "single"),
+        ScheduleKind("in_order_stream", "hidden", in_order_stream, "stream"),
+        ScheduleKind("late_arrival", "hidden", late_arrival, "late"),
+        ScheduleKind("out_of_order", "hidden", out_of_order, "order"),
+        ScheduleKind("duplicate_delivery", "hidden", duplicate_delivery, "dup"),
+        ScheduleKind("crash_retry", "hidden", crash_retry, "crash"),
+        ScheduleKind("backfill", "hidden", backfill, "backfill"),
+        ScheduleKind("schema_evolution", "hidden", schema_evolution, "schema"),
     )
 }
-SCHEDULE_NAMES: tuple[str, ...] = tuple(REGISTRY)
-BENIGN: tuple[str, ...] = ("single_batch", "in_order_stream")
-assert set(HAZARDS) == {
-    k.name for k in REGISTRY.values() if k.group in ("ordering", "idempotency", "schema")
-}
+assert tuple(REGISTRY) == SCHEDULE_NAMES, "schedules.REGISTRY must build hazards.REGISTRY's names"
 
 
 def get_kind(name: str) -> ScheduleKind:
@@ -591,7 +598,7 @@ def get_kind(name: str) -> ScheduleKind:
 
 def default_schedules(task: Task) -> list[str]:
     """The snapshot, both benign controls and the task's declared hazards, in registry order."""
-    return [n for n in SCHEDULE_NAMES if n in ("snapshot", *BENIGN) or n in task.spec.hazards]
+    return [n for n in SCHEDULE_NAMES if not ROLES[n].is_hazard or n in task.spec.hazards]
 
 
 def resolve_schedules(task: Task, selection: str | None) -> list[str]:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 import yaml
 from pydantic import (
@@ -30,18 +30,13 @@ from pydantic import (
 )
 
 from arrivalbench.errors import SpecError, UnknownNameError, UsageError
+from arrivalbench.hazards import HAZARDS
+from arrivalbench.hazards import LOUD as LOUD
+from arrivalbench.hazards import REGISTRY as ROLES
 from arrivalbench.seeds import SEED_RANGE, gate_seeds, is_seed
 from arrivalbench.sqltypes import SUPPORTED, is_float, is_supported, normalise
 
 SUITE_DIR = Path(__file__).parent / "suite"
-HAZARDS: tuple[str, ...] = (
-    "late_arrival",
-    "out_of_order",
-    "duplicate_delivery",
-    "crash_retry",
-    "backfill",
-    "schema_evolution",
-)
 Hazard = Literal[
     "late_arrival",
     "out_of_order",
@@ -50,8 +45,8 @@ Hazard = Literal[
     "backfill",
     "schema_evolution",
 ]
-LOUD: tuple[str, ...] = ("schema_evolution",)
-"""Hazards a pipeline may notice by raising: an ERROR under them is a failure, not a defect."""
+"""A declarable hazard's name (hazards.HAZARDS, spelt out for the type checker)."""
+assert get_args(Hazard) == HAZARDS, "spec.Hazard must list hazards.HAZARDS"
 Identifier = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
 
 
@@ -230,7 +225,8 @@ class TaskSpec(_Strict):
         evolving = [s.name for s in self.sources if s.evolving_column]
         if len(evolving) > 1:
             raise ValueError(f"at most one source may have an evolving_column; found {evolving}")
-        if ("schema_evolution" in self.hazards) != bool(evolving):
+        needs_column = any(ROLES[h].needs_evolving_column for h in self.hazards)
+        if needs_column != bool(evolving):
             raise ValueError(
                 "schema_evolution is declared exactly when a source sets evolving_column"
             )

@@ -20,8 +20,9 @@ import numpy as np
 import pyarrow as pa
 
 from arrivalbench.errors import UsageError
+from arrivalbench.hazards import BENIGN, HAZARDS, IDEMPOTENCY, LOUD, ORDERING, SILENT
 from arrivalbench.seeds import rng as seeded_rng
-from arrivalbench.spec import HAZARDS, LOUD, Task
+from arrivalbench.spec import Task
 from arrivalbench.store import Cell, RunDir
 
 __all__ = [
@@ -60,9 +61,6 @@ __all__ = [
     "task_rates",
 ]
 
-ORDERING = ("late_arrival", "out_of_order")
-IDEMPOTENCY = ("duplicate_delivery", "crash_retry", "backfill")
-BENIGN = ("single_batch", "in_order_stream")
 SNAPSHOT = "snapshot"
 DEFAULT_BOOTSTRAP_SEED = 20260105
 LEVEL = 0.95
@@ -233,9 +231,6 @@ def _gap_benign(o: CellOutcome) -> float | None:
     if any(o.verdicts.get(s) != "PASS" for s in BENIGN):
         return None
     return _gap(drop_loud=False)(o)
-
-
-SILENT = (*ORDERING, *IDEMPOTENCY)  # the five hazards that can fail silently
 
 
 def _gap_all_five(o: CellOutcome) -> float | None:
@@ -647,10 +642,10 @@ def _minus(a: float | None, b: float | None) -> float | None:
 def signature(outcomes: Iterable[CellOutcome]) -> dict[str, Signature]:
     """arm -> Signature, from per-hazard temporal-pass rates (each over the tasks declaring it)."""
     outcomes = list(outcomes)
-    by_hazard = {h: rate(outcomes, f"pass:{h}") for h in (*ORDERING, *IDEMPOTENCY)}
+    by_hazard = {h: rate(outcomes, f"pass:{h}") for h in SILENT}
     out = {}
     for arm in sorted({o.arm for o in outcomes}):
-        rates = {h: by_hazard[h].get(arm) for h in (*ORDERING, *IDEMPOTENCY)}
+        rates = {h: by_hazard[h].get(arm) for h in SILENT}
         ordering = _complete([rates[h] for h in ORDERING])
         idempotency = _complete([rates[h] for h in IDEMPOTENCY])
         ordering_mean = _mean(ordering) if ordering else None

@@ -1,7 +1,9 @@
 """JUnit XML from a verdict record (`check` and `grade`): one testcase per schedule, for CI.
 
 A FAIL is a <failure> whose message is the diff summary, an ERROR an <error> with the engine's
-words, a skipped hazard a <skipped> with its reason.
+words, a skipped hazard a <skipped> with its reason. Those words are shown through
+`terminal.visible`: XML 1.0 cannot hold most control characters, and a report with one raw
+does not parse.
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
+
+from arrivalbench.terminal import visible
 
 
 def summary(entry: dict[str, Any]) -> str:
@@ -48,14 +52,15 @@ def junit_xml(record: dict[str, Any], suite: str, path: Path) -> None:
     for name, entry in verdicts.items():
         case = ET.SubElement(root, "testcase", classname=classname, name=name)
         if entry["verdict"] == "FAIL":
-            failure = ET.SubElement(case, "failure", message=summary(entry), type="FAIL")
+            failure = ET.SubElement(case, "failure", message=visible(summary(entry)), type="FAIL")
             failure.text = json.dumps(entry["diff"], indent=2, sort_keys=True, default=str)
         elif entry["verdict"] == "ERROR":
-            error = ET.SubElement(case, "error", message=summary(entry), type=entry["error_class"])
-            error.text = entry.get("message") or ""
+            message = visible(summary(entry))
+            error = ET.SubElement(case, "error", message=message, type=entry["error_class"])
+            error.text = visible(entry.get("message") or "")
     for name, reason in skipped.items():
         case = ET.SubElement(root, "testcase", classname=classname, name=name)
-        ET.SubElement(case, "skipped", message=reason)
+        ET.SubElement(case, "skipped", message=visible(reason))
     ET.indent(root)
     path.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)

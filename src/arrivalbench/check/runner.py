@@ -147,14 +147,14 @@ def plan(log: Log, names: list[str], seed: int) -> tuple[dict[str, Schedule], di
     skipped: dict[str, str] = {}
     for name in names:
         kind = REGISTRY[name]
-        if name == "schema_evolution" and not log.source.evolving_column:
+        if kind.role.needs_evolving_column and not log.source.evolving_column:
             skipped[name] = (
                 "needs --evolving-column: a column that is NULL early in the log and appears "
                 "mid-stream"
             )
             continue
         schedule = kind.build(log, derive_seed("check", name, seed))
-        if kind.group != "benign" and not schedule.bites():
+        if kind.role.is_hazard and not schedule.bites():
             skipped[name] = (
                 f"this log gives it nothing to perturb ({dict(schedule.perturbation)}); "
                 "a longer log, or one spanning more days, would"

@@ -1,4 +1,8 @@
-"""The human form of an explanation: a few lines and the story as a small table (the paper's Figure 4)."""
+"""The human form of an explanation: a few lines and the story as a small table (the paper's Figure 4).
+
+Task ids, values, column names and engine messages are untrusted: every one is printed through
+`terminal.text`, never as Rich markup.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from rich.table import Table
 
 from arrivalbench.explain.explanation import Explanation
 from arrivalbench.explain.semantics import SENTENCES
+from arrivalbench.terminal import text
 
 STORY_ROWS = 6
 """Rows shown per cell of the story table; more are counted, not printed."""
@@ -32,20 +37,21 @@ def render(explanation: Explanation, console: Console, replay_hint: str | None =
     e = explanation
     head = f"{e.task} · {e.schedule} · seed {e.seed}: "
     if e.passed:
-        console.print(head + "PASS: nothing to explain.", highlight=False)
+        console.print(text(head + "PASS: nothing to explain."))
         return
     verdict = e.verdict + (f" ({e.error_class})" if e.error_class else "")
-    console.print(head + f"[bold red]{verdict}[/]", highlight=False)
+    console.print(text(head, (verdict, "bold red")))
     if e.minimal is not None and e.shrunk is not None:
         n = len(e.minimal.deliveries)
         crashes = sum(1 for d in e.minimal.deliveries if d.crash)
         budget = " (budget ran out: the best found, not 1-minimal)" if e.shrunk.exhausted else ""
         console.print(
-            f"Minimal counterexample: {n} batch{'es' if n != 1 else ''}, "
-            f"{e.minimal.delivered_rows()} rows delivered (of {e.original_rows})"
-            + (f", {crashes} crash{'es' if crashes != 1 else ''}" if crashes else "")
-            + f"; {e.shrunk.replays} replays in {e.shrunk.seconds:.1f} s{budget}.",
-            highlight=False,
+            text(
+                f"Minimal counterexample: {n} batch{'es' if n != 1 else ''}, "
+                f"{e.minimal.delivered_rows()} rows delivered (of {e.original_rows})"
+                + (f", {crashes} crash{'es' if crashes != 1 else ''}" if crashes else "")
+                + f"; {e.shrunk.replays} replays in {e.shrunk.seconds:.1f} s{budget}."
+            )
         )
     if e.story:
         delivered = next((s.delivered for s in e.story if s.delivered), [])
@@ -54,8 +60,8 @@ def render(explanation: Explanation, console: Console, replay_hint: str | None =
             title="What happened, batch by batch (minimal schedule)", title_justify="left"
         )
         table.add_column("batch", justify="right")
-        table.add_column("delivered" + _columns(delivered))
-        table.add_column("target after it, where it differs" + _columns(target))
+        table.add_column(text("delivered" + _columns(delivered)))
+        table.add_column(text("target after it, where it differs" + _columns(target)))
         table.add_column("truth so far, where it differs")
         assert e.minimal is not None
         for step, delivery in zip(e.story, e.minimal.deliveries, strict=False):
@@ -69,25 +75,26 @@ def render(explanation: Explanation, console: Console, replay_hint: str | None =
             else:
                 after = _values(step.target_rows) if step.target_rows else "(no such row)"
             truth = "" if step.equal or not step.defined else _values(step.oracle_rows)
-            table.add_row(label, _values(step.delivered), after, truth)
+            table.add_row(text(label), text(_values(step.delivered)), text(after), text(truth))
         console.print(table)
     if e.divergence is not None:
         d = e.divergence
         if d.batch is None:
-            console.print(f"First divergence in the original schedule: none: {d.note}.")
+            console.print(text(f"First divergence in the original schedule: none: {d.note}."))
         else:
             console.print(
-                f"First divergence in the original schedule: batch {d.batch}"
-                + (f" ({d.note})" if "not exist" in d.note or "ERROR" in d.note else "")
-                + (f"; target {_values(d.target_rows[:2], ' ')}" if d.target_rows else "")
-                + (f"; truth {_values(d.oracle_rows[:2], ' ')}" if d.oracle_rows else ""),
-                highlight=False,
+                text(
+                    f"First divergence in the original schedule: batch {d.batch}"
+                    + (f" ({d.note})" if "not exist" in d.note or "ERROR" in d.note else "")
+                    + (f"; target {_values(d.target_rows[:2], ' ')}" if d.target_rows else "")
+                    + (f"; truth {_values(d.oracle_rows[:2], ' ')}" if d.oracle_rows else "")
+                )
             )
     if e.verdict == "ERROR":
-        console.print(e.sentence(), highlight=False)
+        console.print(text(e.sentence()))
     labels = e.diagnosis or ([] if e.verdict == "ERROR" else ["unclassified"])
     for label in labels:
-        console.print(f"Diagnosis: [bold]{label}[/]: {SENTENCES[label]}", highlight=False)
+        console.print(text("Diagnosis: ", (label, "bold"), f": {SENTENCES[label]}"))
     if replay_hint:
         console.print("Replay the minimal schedule with:", style="dim")
-        console.print("  " + replay_hint, highlight=False, soft_wrap=True)
+        console.print(text("  " + replay_hint), soft_wrap=True)

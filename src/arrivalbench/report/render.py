@@ -16,6 +16,7 @@ from pathlib import Path
 
 from arrivalbench.analysis.stats import DEFAULT_BOOTSTRAP_SEED, signature
 from arrivalbench.errors import UsageError
+from arrivalbench.hazards import BENIGN
 from arrivalbench.report.analysis import Analysis, Source, labelled, load_sources
 from arrivalbench.report.engines import engine_figure, engine_table, engine_verdict_table
 from arrivalbench.report.figures import Figure, guard_figure, hazard_figure, snapshot_gap_figure
@@ -38,6 +39,7 @@ from arrivalbench.report.tables import (
     replication_hazard_table,
     replication_table,
 )
+from arrivalbench.terminal import visible
 
 METRICS_DOC = Path(__file__).resolve().parents[3] / "docs" / "metrics.md"
 UNITS = ("task", "scenario")
@@ -225,11 +227,18 @@ def _header(
 # -- writing ---------------------------------------------------------------------------------------
 
 
+def _md(text: str) -> str:
+    """Text as Markdown shows it: HTML escaped as on the HTML page (a Markdown viewer renders raw
+    HTML, and arm names, paths and task ids are the user's), and `|` escaped inside a table."""
+    return html.escape(text, quote=False).replace("|", "\\|")
+
+
 def render_markdown(report: Report, link: str) -> str:
     lines = ["# ArrivalBench report", ""]
     for heading, text in report.paragraphs:
+        text = html.escape(text, quote=False)
         text = text.replace("docs/metrics.md", f"[docs/metrics.md]({link})")
-        lines += [f"**{heading}.** {text}", ""]
+        lines += [f"**{html.escape(heading, quote=False)}.** {text}", ""]
     lines += [
         "Every table is also in `report.json` (printed and as numbers, with the list of tests and "
         "the arms that entered each) and as numeric CSV under `tables/`; the per-task view, with "
@@ -237,22 +246,23 @@ def render_markdown(report: Report, link: str) -> str:
         "",
     ]
     for block in report.blocks:
-        lines += [f"## {block.heading}", ""]
+        heading = html.escape(block.heading, quote=False)
+        caption = html.escape(block.caption, quote=False)
+        lines += [f"## {heading}", ""]
         if isinstance(block, Figure):
-            lines += [f"![{block.heading}](figures/{block.key}.png)", "", block.caption, ""]
+            lines += [f"![{heading}](figures/{block.key}.png)", "", caption, ""]
             continue
-        lines += [block.caption, ""]
-        cell = lambda text: text.replace("|", "\\|")  # noqa: E731
-        lines.append("| " + " | ".join(map(cell, block.columns)) + " |")
+        lines += [caption, ""]
+        lines.append("| " + " | ".join(map(_md, block.columns)) + " |")
         lines.append(
             "| "
             + " | ".join("---" if i < block.labels else "---:" for i in range(len(block.columns)))
             + " |"
         )
-        lines += ["| " + " | ".join(map(cell, row)) + " |" for row in block.rows]
+        lines += ["| " + " | ".join(map(_md, row)) + " |" for row in block.rows]
         lines.append("")
         if block.note:
-            lines += [block.note, ""]
+            lines += [html.escape(block.note, quote=False), ""]
     return "\n".join(lines)
 
 
@@ -277,11 +287,25 @@ def _number(x: float | None) -> str:
     return str(x) if isinstance(x, int) else repr(round(float(x), 10))
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t")
+"""A spreadsheet reads a cell starting with one of these as a formula (CSV injection)."""
+
+
+def _csv_text(cell: str) -> str:
+    """A text cell as a spreadsheet shows it, never runs it: control characters shown as escapes
+    (`terminal.visible`; Python's csv module leaves a carriage return unquoted, which splits the
+    row), then a cell starting like a formula gets a leading single quote. Numbers are written
+    by `_number` and keep their sign."""
+    cell = visible(cell)
+    return "'" + cell if cell.startswith(FORMULA_STARTS) else cell
+
+
 def render_csv(table: Table) -> str:
     """The table as numbers: a column of rates, differences or counts becomes `<column> rate` (a
     fraction, or the count), with `<column> lo` and `<column> hi` where it carries an interval or
     a one-sided bound and `<column> n` where it says how many tasks a rate is over; text columns
-    stay text, and '—' (undefined) is empty."""
+    stay text (one that would start a formula is quoted, see `_csv_text`), and '—' (undefined)
+    is empty."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     header: list[str] = []
@@ -294,6 +318,7 @@ def render_csv(table: Table) -> str:
             header.append(column)
         if _has_n(table, i):
             header.append(f"{column} n")
+    header = [_csv_text(h) for h in header]
     writer.writerow(header)
     for row in table.rows:
         out: list[str] = []
@@ -306,7 +331,7 @@ def render_csv(table: Table) -> str:
             elif _numeric(table, i):
                 out.append(_number(num.rate) if num else "")
             else:
-                out.append(str(cell))
+                out.append(_csv_text(str(cell)))
             if _has_n(table, i):
                 out.append(_number(num.n) if num else "")
         writer.writerow(out)
@@ -595,7 +620,7 @@ def _tasks_html(report: Report, ids: _CellIds) -> str:
                     )
                 except ValueError:
                     continue
-    schedules = ["snapshot", *BENIGN_ORDER, *a.hazards()]
+    schedules = ["snapshot", *BENIGN, *a.hazards()]
     parts = [
         '<section id="tasks"><h2>Tasks and cells</h2><p class="caption">Every cell of every task: its verdict '
         "on the snapshot, the benign schedules and each declared hazard, with the script, the diff examples of "
@@ -663,7 +688,6 @@ def _tasks_html(report: Report, ids: _CellIds) -> str:
     return "".join(parts)
 
 
-BENIGN_ORDER = ("single_batch", "in_order_stream")
 _PROMPTS = ("system", "user")
 
 
