@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from arrivalbench import replies
 from arrivalbench import sandbox as sandbox_module
 from arrivalbench.compare import compare
 from arrivalbench.engines import Limits, get_engine
@@ -331,12 +332,13 @@ class _ActOnBeat:
     def poll(self, timeout: float) -> bool:
         return self._conn.poll(timeout)
 
-    def recv(self):
-        message = self._conn.recv()
-        if message[0] == "beat" and tuple(message[1:]) == self._beat and not self.fired:
+    def recv_bytes(self) -> bytes:
+        data = self._conn.recv_bytes()
+        reply = replies.decode(data)
+        if reply.kind == "beat" and (reply.batch, reply.statement) == self._beat and not self.fired:
             self.fired = True
             os.kill(self._pid, self._signum)
-        return message
+        return data
 
     def close(self) -> None:
         self._conn.close()
