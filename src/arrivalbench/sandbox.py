@@ -3,7 +3,10 @@
 Every replay runs in a separate worker process. The worker announces each statement before it
 runs it; when a statement outlives its timeout the worker's own watchdog interrupts it, and if the
 worker stays silent past a grace period the supervisor kills it. A worker that dies (a segfault,
-an out-of-memory kill) costs one ERROR verdict; the next replay gets a fresh worker.
+an out-of-memory kill) costs one ERROR verdict; the next replay gets a fresh worker. The
+supervisor makes every scratch resource a replay occupies on the host (a folder, a server
+database and role) and reclaims it after the worker answers or dies; the worker answers in plain
+data (`replies`: JSON and Arrow IPC), which is all the grader ever decodes from it.
 """
 
 from __future__ import annotations

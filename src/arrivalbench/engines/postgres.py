@@ -3,30 +3,38 @@
 The server: one per grading process tree, started on first use in a private temporary folder
 (initdb and the postmaster run as the `postgres` system user when the harness runs as root: the
 server refuses root), listening only on a Unix socket in that folder, stopped when the process
-that started it exits. `ARRIVALBENCH_POSTGRES` names the socket folder to the sandbox workers
-(they inherit it); a server given there from outside is used and never stopped.
+that started it exits, however it exits (a watcher that holds a pipe from the owner stops it
+when the pipe closes: SIGKILL included). `ARRIVALBENCH_POSTGRES` names the socket folder to the
+sandbox workers (they inherit it); a server given there from outside is used and never stopped.
 
 Isolation per replay: a new database created from an empty template (`arrivalbench_template`,
 STRATEGY FILE_COPY; a schema per replay is ~25x cheaper but shares the catalog and the
 statistics views, so another replay's tables and row counts would be visible and only
-privileges would hide their rows) and dropped after the replay, and a new login role
-(`replay_<hex>`, a member of the `arrivalbench_sandbox` group that holds CREATE on the
-template's public schema) dropped after it: not a superuser, no CREATEDB or CREATEROLE, CREATE
-on its own database only. A role of its own means that nothing a role can keep (settings by
-ALTER ROLE ... SET) outlives the replay, and that a replay can neither see another replay's
-SQL in the activity views nor cancel or terminate its sessions. A delivery is a connection; a
-crash closes it mid-script (an open transaction rolls back). Limits: `statement_timeout`
-(set at connection; SET is refused), `work_mem`, `temp_file_limit` (superuser-only, so the
-script cannot raise it), the database's size (checked after every statement against the
-memory limit: PostgreSQL has no quota), every server process's address space
-(BACKEND_ADDRESS_SPACE), and the replay's watchdog cancels the statement too.
+privileges would hide their rows) and a new login role (`replay_<hex>`, a member of the
+`arrivalbench_sandbox` group that holds CREATE on the template's public schema): not a
+superuser, no CREATEDB or CREATEROLE, CREATE on its own database only. Both are made and
+dropped by the supervising process (`provision`, `reclaim`) on its long-lived admin
+connection, never by the worker, so a killed worker leaves nothing; reclaiming ends the role's
+sessions first. A role of its own means that nothing a role can keep (settings by ALTER ROLE
+... SET) outlives the replay, and that a replay can neither see another replay's SQL in the
+activity views nor cancel or terminate its sessions. A delivery is a connection; a crash
+closes it mid-script (an open transaction rolls back).
 
-Screening parses every statement with sqlglot's PostgreSQL parser and refuses any kind other
-than a pipeline's (COPY, SET, RESET, DO, ALTER other than ALTER TABLE, CREATE other than a
-table, view, index, sequence or schema, GRANT, LISTEN, ...) and any call of a function that
-reads or writes the host or reaches other sessions (pg_read_file and its kin, lo_import,
-set_config, pg_cancel_backend, dblink, ...). Permissions refuse what the parser misses:
-reading server files and programs needs roles the sandbox does not have.
+Enforced by privilege (whatever the spelling, wherever a call hides: inside ts_stat's query
+text, a view, a default): EXECUTE on REVOKED_FUNCTIONS (set_config, the functions that run SQL
+text, advisory locks, NOTIFY, signalling backends) is revoked from PUBLIC in the template;
+reading server files and programs needs roles the sandbox does not have. Limits:
+`statement_timeout` (set at connection; SET is refused), `work_mem`, `temp_file_limit`
+(superuser-only, so the script cannot raise it), and after every statement the database's
+size (against the memory limit: PostgreSQL has no quota) and the locks the session holds
+(LOCKS_PER_SESSION: PostgreSQL has no per-role bound, and a full lock table fails every
+session's next lock, the harness's too); every server process's address space
+(BACKEND_ADDRESS_SPACE); the replay's watchdog cancels the statement too.
+
+Screening (the first layer, with the clearest messages) parses every statement with sqlglot's
+PostgreSQL parser and refuses any kind other than a pipeline's (COPY, SET, RESET, DO, ALTER
+other than ALTER TABLE, CREATE other than a table, view, index, sequence or schema, GRANT,
+LISTEN, ...) and any call of a function on its list.
 """
 
 from __future__ import annotations

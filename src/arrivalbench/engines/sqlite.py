@@ -1,7 +1,8 @@
 """SQLite (the standard library's sqlite3) behind the Engine protocol, locked down for untrusted SQL.
 
 Isolation: every replay gets a new database file in a private temporary folder (mode 0700),
-removed with the replay; every delivery is a new connection to it (TEMP tables vanish with it,
+made by the supervising process before the job and removed by it after the worker answers or
+dies (a killed worker cannot leave a replay's file behind); every delivery is a new connection to it (TEMP tables vanish with it,
 an open transaction rolls back when it closes: the crash). Nothing else is shared: SQLite has
 no server, no catalog outside the file and no user-defined functions a script can create.
 
