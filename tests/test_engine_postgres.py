@@ -16,7 +16,12 @@ import psycopg
 
 from arrivalbench.dialects import script_for
 from arrivalbench.engines import Limits
-from arrivalbench.engines.postgres import BACKEND_ADDRESS_SPACE, DatabaseTooLarge
+from arrivalbench.engines.postgres import (
+    BACKEND_ADDRESS_SPACE,
+    LOCKS_PER_SESSION,
+    DatabaseTooLarge,
+    TooManyLocks,
+)
 from arrivalbench.grade import Grader
 from arrivalbench.sandbox import prepare
 from arrivalbench.spec import Task, get_task
@@ -241,3 +246,113 @@ def test_regression_a_postgres_backend_had_no_memory_bound(engine):
     finally:
         session.close()
         database.close()
+
+
+POISON_PILL = (
+    "CREATE TABLE customer_state AS SELECT count(*) AS n "
+    "FROM generate_series(1, 1000000) g WHERE pg_try_advisory_lock_shared(g);"
+)
+
+
+@pytest.mark.slow
+def test_regression_advisory_locks_filled_the_lock_table_and_stopped_every_grade(grader, task):
+    """Session advisory locks (pg_try_advisory_lock_shared, not on the screen's list) filled the
+    server-wide lock table; the harness's own CREATE and DROP DATABASE then failed with "out of
+    shared memory" as a HarnessError, on every rerun. EXECUTE is revoked in the template now:
+    the pill is its own sandbox_refused, and the next artifact grades as usual."""
+    entry = verdict(grader, task, POISON_PILL)
+    assert entry["verdict"] == "ERROR" and entry["error_class"] == "sandbox_refused", entry
+    assert "permission denied for function pg_try_advisory_lock_shared" in entry["message"]
+    gold = script_for(task, "gold.sql", task.gold_sql, "postgres")
+    assert verdict(grader, task, gold)["verdict"] == "PASS"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "call",
+    [
+        "SELECT * FROM ts_stat('SELECT to_tsvector(set_config(''work_mem'', ''1900MB'', false))')",
+        "SELECT query_to_xml('SELECT set_config(''statement_timeout'', ''0'', false)', true, true, '')",
+        "SELECT pg_advisory_xact_lock_shared(1)",
+        "SELECT pg_notify('stash', 'x')",
+    ],
+)
+def test_regression_ts_stat_ran_the_denied_set_config_inside_its_query_text(engine, call):
+    """ts_stat (and query_to_xml) run their text argument, which the screen never parses, so a
+    denied set_config ran inside one (work_mem 1900MB, statement_timeout 0). The privilege is
+    revoked in every replay's database, whatever the spelling or the wrapper."""
+    database = engine.open(LIMITS)
+    session = database.session()
+    try:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            session.execute(call)
+        row = session._con.execute(
+            "SELECT current_setting('work_mem'), current_setting('statement_timeout')"
+        ).fetchone()
+        assert row == ("64MB", "3s")
+    finally:
+        session.close()
+        database.close()
+
+
+@pytest.mark.slow
+def test_regression_locks_held_past_the_bound_end_the_replay(engine):
+    """One session could hold the whole lock table (PostgreSQL bounds no role): past
+    LOCKS_PER_SESSION after a statement, the replay is an engine_crash and its session goes."""
+    database = engine.open(LIMITS)
+    session = database.session()
+    try:
+        session.execute("BEGIN")
+        session.execute("CREATE TABLE p (x INTEGER) PARTITION BY RANGE (x)")
+        for i in range(0, LOCKS_PER_SESSION + 10, 500):
+            parts = "; ".join(
+                f"CREATE TABLE p{j} PARTITION OF p FOR VALUES FROM ({j}) TO ({j + 1})"
+                for j in range(i, i + 500)
+            )
+            for statement in parts.split("; "):
+                try:
+                    session.execute(statement)
+                except TooManyLocks as exc:
+                    assert engine.classify(exc) == "engine_crash"
+                    assert "locks, past the" in str(exc)
+                    return
+        pytest.fail("the lock bound never tripped")
+    finally:
+        session.close()
+        database.close()
+
+
+@pytest.mark.slow
+def test_regression_a_killed_owner_left_its_private_server_running(tmp_path):
+    """`pg_ctl start` daemonizes the postmaster, and only an atexit handler stopped it: a grader
+    (or a worker that had started its own server) killed with SIGKILL left a server (parent PID
+    1) and its /tmp/arrivalbench-pg-* folder. A watcher now stops it when its owner dies."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    code = (
+        "import sys, time\n"
+        "from arrivalbench.engines.postgres import Server\n"
+        "s = Server()\n"
+        "print(s.folder, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    owner = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        folder = owner.stdout.readline().strip()
+        with open(os.path.join(folder, "data", "postmaster.pid"), encoding="ascii") as pid_file:
+            postmaster = int(pid_file.readline())
+        assert os.path.exists(f"/proc/{postmaster}")
+    finally:
+        os.kill(owner.pid, signal.SIGKILL)
+        owner.wait()
+    deadline = time.monotonic() + 15
+    while (os.path.exists(f"/proc/{postmaster}") or os.path.exists(folder)) and (
+        time.monotonic() < deadline
+    ):
+        time.sleep(0.2)
+    assert not os.path.exists(f"/proc/{postmaster}")
+    assert not os.path.exists(folder)

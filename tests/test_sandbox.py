@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import os
 import signal
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from arrivalbench import replies
 from arrivalbench import sandbox as sandbox_module
 from arrivalbench.compare import compare
 from arrivalbench.engines import Limits, get_engine
@@ -331,12 +333,13 @@ class _ActOnBeat:
     def poll(self, timeout: float) -> bool:
         return self._conn.poll(timeout)
 
-    def recv(self):
-        message = self._conn.recv()
-        if message[0] == "beat" and tuple(message[1:]) == self._beat and not self.fired:
+    def recv_bytes(self) -> bytes:
+        data = self._conn.recv_bytes()
+        reply = replies.decode(data)
+        if reply.kind == "beat" and (reply.batch, reply.statement) == self._beat and not self.fired:
             self.fired = True
             os.kill(self._pid, self._signum)
-        return message
+        return data
 
     def close(self) -> None:
         self._conn.close()
@@ -431,3 +434,173 @@ def test_closing_the_sandbox_stops_its_worker(task):
     sb.close()
     assert _gone(pid)
     assert sb._process is None
+
+
+# --- the supervisor: dispatch, plain-data replies, scratch it owns ---------------------------------
+
+
+@pytest.mark.slow
+def test_regression_replays_took_the_other_job_kind_branch_and_never_ran_on_the_spare(task):
+    """The worker runs as `python -m arrivalbench.sandbox`, so its `ReplayJob` was
+    `__main__.ReplayJob` while the jobs it unpickled were `arrivalbench.sandbox.ReplayJob`:
+    every replay took the other-job-kind branch and opened its own instance, and the spare
+    opened ahead (while the grader compares) was never used."""
+    with Sandbox() as sb:
+        for _ in range(3):
+            assert (
+                sb.run(job(task, task.gold_sql, limits=Limits(statement_timeout=30.0))).error
+                is None
+            )
+        assert sb.spares_used == 2  # every replay after the first
+
+
+class _Evil:
+    """Unpickled, it would write a file: what a subverted worker could make the grader run."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (Path.write_text, (self.path, "pwned"))
+
+
+class _ForgedReplies:
+    """The supervisor's end of the socket, answering every job with `data` (no worker at all)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def send(self, obj) -> None:
+        pass
+
+    def poll(self, timeout: float) -> bool:
+        return True
+
+    def recv_bytes(self) -> bytes:
+        return self.data
+
+    def close(self) -> None:
+        pass
+
+
+def test_regression_the_grader_unpickled_whatever_its_worker_sent(task, tmp_path, monkeypatch):
+    """The worker's replies were pickles, so an engine memory-safety bug that let a script
+    choose the worker's bytes would run code in the grader. A pickle is now a malformed reply:
+    the job's engine_crash, and nothing of it is run."""
+    import pickle
+
+    marker = tmp_path / "pwned"
+    forged = pickle.dumps(("done", _Evil(marker), False))
+    with pytest.raises(replies.ProtocolError):
+        replies.decode(forged)
+    sb = Sandbox()
+    monkeypatch.setattr(sb, "_start", lambda: _ForgedReplies(forged))
+    result = sb.run(job(task, task.gold_sql))
+    assert result.target is None and result.error.error_class == "engine_crash"
+    assert "malformed reply" in result.error.message
+    assert not marker.exists()
+
+
+def test_a_reply_round_trips_as_plain_data():
+    """What the worker sends (target, trace, error, counters) is what the grader reads back."""
+    import pyarrow as pa
+
+    from arrivalbench.replay import ReplayResult, RunError
+
+    table = pa.table({"k": [1, None], "v": ["a", "é"], "d": pa.array([1.5, 2.25])})
+    result = ReplayResult(
+        table, RunError("timeout", 2, None, "slow"), 0.125, 7, trace=(None, table)
+    )
+    reply = replies.decode(replies.done(result, True, False))
+    assert reply.kind == "done" and reply.retire and not reply.spare
+    assert reply.result == result
+    assert replies.decode(replies.beat(3, None)) == replies.Reply("beat", 3, None)
+    for broken in (b"", b"\x00\x00\x00\x09{}", replies.done(result, True, False)[:-3]):
+        with pytest.raises(replies.ProtocolError):
+            replies.decode(broken)
+
+
+class _FlakyScratch:
+    """An engine whose scratch cannot be made (or dropped): the server out of a resource."""
+
+    def __init__(self, engine, fail: str) -> None:
+        self._engine, self.fail, self.calls = engine, fail, 0
+        self.errors = engine.errors
+
+    def provision(self, limits):
+        if self.fail == "provision":
+            self.calls += 1
+            raise OSError("out of shared memory")
+        return "scratch"
+
+    def reclaim(self, scratch) -> None:
+        if self.fail == "reclaim":
+            self.calls += 1
+            raise OSError("out of shared memory")
+
+
+def test_regression_a_replay_database_that_could_not_be_made_stopped_the_grade(task, monkeypatch):
+    """A failed CREATE DATABASE (the server's lock table full) was a HarnessError: `grade`
+    exited 1 and `grade-run` stopped. It is now tried once more, then that artifact's ERROR."""
+    monkeypatch.setattr(sandbox_module, "RETRY_PAUSE_SECONDS", 0.0)
+    sb = Sandbox()
+    flaky = _FlakyScratch(get_engine("duckdb"), "provision")
+    monkeypatch.setattr(sb, "_engine", lambda name: flaky)
+    result = sb.run(job(task, task.gold_sql))
+    sb.close()
+    assert result.error.error_class == "engine_crash"
+    assert "could not be made: out of shared memory" in result.error.message
+    assert flaky.calls == 2  # one retry, then the ERROR
+    assert sb._process is None  # no worker was ever started for it
+
+
+@pytest.mark.slow
+def test_regression_a_replay_database_that_could_not_be_dropped_poisoned_the_next_job(
+    task, monkeypatch
+):
+    """A failed DROP DATABASE after the result was sent reached the next job as a
+    harness_error. The supervisor now drops after the worker answered, tries once more, makes
+    it this artifact's ERROR and keeps retrying the leftover; the next job runs."""
+    monkeypatch.setattr(sandbox_module, "RETRY_PAUSE_SECONDS", 0.0)
+    with Sandbox() as sb:
+        flaky = _FlakyScratch(get_engine("duckdb"), "reclaim")
+        monkeypatch.setattr(sb, "_engine", lambda name: flaky)
+        the_job = job(task, task.gold_sql, limits=Limits(statement_timeout=30.0))
+        result = sb.run(the_job)
+        assert result.error.error_class == "engine_crash"
+        assert "could not be dropped" in result.error.message
+        assert sb._leftovers == [(flaky, "scratch")]
+        flaky.fail = ""
+        assert sb.run(the_job).error is None
+        assert sb._leftovers == []
+
+
+@pytest.mark.slow
+def test_regression_a_killed_sqlite_worker_left_its_scratch_folder(worker, task, monkeypatch):
+    """The worker made and removed each replay's folder (~196 MB for a large replay), so a
+    worker killed mid-replay left it in /tmp. The supervisor makes it and removes it after the
+    worker exits for any reason."""
+    made: list[str] = []
+    engine = worker._engine("sqlite")
+    provision = engine.provision
+    monkeypatch.setattr(
+        engine, "provision", lambda limits: made.append(provision(limits)) or made[-1]
+    )
+    script = "CREATE TABLE t AS SELECT 1 AS x;\nWITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT count(*) FROM r;"
+    built, _ = build_schedule(task, "snapshot", 0)
+    sqlite_job = ReplayJob(
+        task=task,
+        schedule=built,
+        script=script,
+        limits=Limits(statement_timeout=60.0),
+        engine="sqlite",
+    )
+    worker._start()
+    spy = _ActOnBeat(worker._start(), worker._process.pid, signal.SIGKILL, beat=(1, 2))
+    worker._conn = spy
+    result = worker.run(sqlite_job)
+    assert spy.fired and result.error.error_class == "engine_crash"
+    assert len(made) == 1 and made[0].startswith(
+        os.path.join(tempfile.gettempdir(), "arrivalbench-sqlite-")
+    )
+    assert not os.path.exists(made[0])

@@ -3,7 +3,10 @@
 Every replay runs in a separate worker process. The worker announces each statement before it
 runs it; when a statement outlives its timeout the worker's own watchdog interrupts it, and if the
 worker stays silent past a grace period the supervisor kills it. A worker that dies (a segfault,
-an out-of-memory kill) costs one ERROR verdict; the next replay gets a fresh worker.
+an out-of-memory kill) costs one ERROR verdict; the next replay gets a fresh worker. The
+supervisor makes every scratch resource a replay occupies on the host (a folder, a server
+database and role) and reclaims it after the worker answers or dies; the worker answers in plain
+data (`replies`: JSON and Arrow IPC), which is all the grader ever decodes from it.
 """
 
 from __future__ import annotations
@@ -18,12 +21,22 @@ import subprocess
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from typing import ClassVar
 
+from arrivalbench import replies
 from arrivalbench.engines import Database, Engine, Limits, Statement, get_engine
 from arrivalbench.logs import log_from_seed
-from arrivalbench.replay import Heartbeat, ReplayResult, ResultCap, RunError, replay
+from arrivalbench.replay import (
+    Heartbeat,
+    ReplayResult,
+    ResultCap,
+    RunError,
+    bounded_message,
+    replay,
+)
 from arrivalbench.schedules import Schedule
 from arrivalbench.spec import Task
 
@@ -95,6 +108,9 @@ class ReplayJob:
     cap: ResultCap | None = None
     observe: bool = False
     """Read the target after every delivery too (ReplayResult.trace), for `explain`."""
+    uses_database: ClassVar[bool] = True
+    """The worker hands `run` the database of this replay (its spare, or one on the scratch the
+    supervisor made); a job kind without it (dbt's) manages its own."""
 
     def run(
         self,
@@ -156,6 +172,8 @@ def _limit_memory(limits: Limits) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
+RETRY_PAUSE_SECONDS = 0.5
+"""Between the two tries at making or reclaiming a replay's scratch."""
 RETIRE_MAPPED_BYTES = 1 << 30
 """A worker retires after a job that left it mapping more than this (an idle worker maps ~0.5 GB),
 or that ran out of memory: allocators keep what a greedy job took, and the next job, whatever
@@ -163,19 +181,24 @@ artifact it grades, must start with the same room as the first."""
 
 
 def _serve(conn: Connection) -> None:
+    """Run jobs until the parent sends None or goes away. A job comes with its scratch (what the
+    supervisor made for its database on the host: a folder, a server database and role; None
+    for an instance in this process's memory) and is answered in `replies`' plain data."""
     engines: dict[str, Engine] = {}
     prepared: tuple[str, str, Limits, list[Statement] | ReplayResult] | None = None
     spare: tuple[str, Limits, Database] | None = None
-    """A new instance opened after the last job, for the next one with the same engine and
-    limits: opening one costs ~10 ms of the engine's own time, done while the grader compares."""
+    """A new in-memory instance opened after the last job, for the next one with the same engine
+    and limits and no scratch: opening one costs ~10 ms of the engine's own time, done while
+    the grader compares. A database on the host is the supervisor's to make, per job."""
     used: Database | None = None
     while True:
         try:
-            job: ReplayJob | None = conn.recv()  # or another job kind with the same fields and run
+            message: tuple[ReplayJob, object] | None = conn.recv()  # trusted: from the grader
         except EOFError:
             return
-        if job is None:
+        if message is None:
             return
+        job, scratch = message  # or another job kind with the same fields and run
         try:
             _limit_memory(job.limits)
             engine = engines.setdefault(job.engine, get_engine(job.engine))
@@ -191,37 +214,41 @@ def _serve(conn: Connection) -> None:
                     )
                 statements = prepared[3]
             if isinstance(statements, ReplayResult):
-                conn.send(("done", statements, False))
+                conn.send_bytes(replies.done(statements, False, False))
                 continue
 
             def beat(batch: int, stmt: int | None) -> None:
-                conn.send(("beat", batch, stmt))
+                conn.send_bytes(replies.beat(batch, stmt))
 
-            if not isinstance(job, ReplayJob):  # another job kind (arrivalbench.check's)
-                result = job.run(engine, statements, beat)  # manages its own database
+            ran_on_spare = False
+            if not getattr(job, "uses_database", False):  # e.g. dbt's jobs: their own database
+                result = job.run(engine, statements, beat)
             else:
-                if spare is not None and spare[:2] == (job.engine, job.limits):
-                    used = spare[2]
+                if scratch is None and spare is not None and spare[:2] == (job.engine, job.limits):
+                    used, ran_on_spare = spare[2], True
                 else:
                     if spare is not None:
                         spare[2].close()
-                    used = engine.open(job.limits)
+                    used = engine.open(job.limits, scratch)
                 spare = None  # never handed to a second replay
                 result = job.run(engine, statements, beat, database=used)
             crashed = result.error is not None and result.error.error_class == "engine_crash"
             retire = crashed or _mapped_bytes() > RETIRE_MAPPED_BYTES
-            conn.send(("done", result, retire))
+            conn.send_bytes(replies.done(result, retire, ran_on_spare))
             if retire:
                 return
             if used is not None:
                 used.close()
                 used = None
-                spare = (job.engine, job.limits, engine.open(job.limits))
+                if scratch is None:
+                    spare = (job.engine, job.limits, engine.open(job.limits))
         except MemoryError:  # an allocation past the worker's cap: the script's memory, not ours
-            conn.send(("out_of_memory", "the replay exhausted the worker's memory"))
+            conn.send_bytes(
+                replies.failure("out_of_memory", "the replay exhausted the worker's memory")
+            )
             return
         except Exception:
-            conn.send(("harness_error", traceback.format_exc()))
+            conn.send_bytes(replies.failure("harness_error", traceback.format_exc()))
         finally:
             if used is not None:  # the job ended in an exception: its instance goes with it
                 with contextlib.suppress(Exception):
@@ -242,11 +269,22 @@ class Sandbox:
     replaced and the job sent once more to a fresh worker; if that fails too, the job is the
     artifact's ERROR (its script is what the worker was handed), never an exception that stops
     a grade or a sweep.
+
+    The supervisor owns every scratch resource on the host: it makes each replay's folder (or
+    server database and role) before sending the job, and reclaims it once the worker has
+    answered or died, whatever killed it. Making or reclaiming one is retried once; a second
+    failure is that job's ERROR. The worker's replies are plain data (`replies`), never pickles.
     """
 
     def __init__(self) -> None:
         self._process: subprocess.Popen[bytes] | None = None
         self._conn: Connection | None = None
+        self._environment: dict[str, str] = {}
+        self._engines: dict[str, Engine] = {}
+        self._leftovers: list[tuple[Engine, object]] = []
+        """Scratch whose reclaim failed twice: tried again after every job and at close."""
+        self.spares_used = 0
+        """Replays that ran on an instance the worker opened ahead (the worker's spare)."""
 
     def __enter__(self) -> Sandbox:
         return self
@@ -255,8 +293,14 @@ class Sandbox:
         self.close()
 
     def _start(self) -> Connection:
-        if self._process is None or self._process.poll() is not None:
+        environment = {**os.environ, **WORKER_ENVIRONMENT}
+        if (
+            self._process is None
+            or self._process.poll() is not None
+            or environment != self._environment
+        ):  # a worker runs in the environment of now (a server started since names its socket)
             self._kill()
+            self._environment = environment
             parent, child = socket.socketpair()
             self._process = subprocess.Popen(
                 [
@@ -269,7 +313,7 @@ class Sandbox:
                 pass_fds=(child.fileno(),),
                 stdin=subprocess.DEVNULL,
                 cwd="/",
-                env={**os.environ, **WORKER_ENVIRONMENT},
+                env=environment,
             )
             child.close()
             self._conn = Connection(parent.detach())
@@ -294,10 +338,52 @@ class Sandbox:
             return again
         return ReplayResult(None, RunError(again.error_class, 1, None, again.message), 0.0, 0)
 
+    def _engine(self, name: str) -> Engine:
+        if name not in self._engines:
+            self._engines[name] = get_engine(name)
+        return self._engines[name]
+
     def _attempt(self, job: ReplayJob) -> ReplayResult | _NotStarted:
+        """One try in a worker, on scratch made for it alone and reclaimed after it."""
+        if not getattr(job, "uses_database", False):
+            return self._exchange(job, None)
+        engine = self._engine(job.engine)
+        made = _twice(engine, lambda: engine.provision(job.limits))
+        if isinstance(made, _Failed):
+            message = f"the replay's database could not be made: {made.message}"
+            return ReplayResult(None, RunError("engine_crash", None, None, message), 0.0, 0)
+        scratch = made.value
+        outcome: ReplayResult | _NotStarted | None = None
+        try:
+            outcome = self._exchange(job, scratch)
+        finally:
+            if scratch is not None:
+                if outcome is None:  # an exception: the worker may still hold the scratch
+                    self._kill()
+                reclaimed = _twice(engine, lambda: engine.reclaim(scratch))
+                if isinstance(reclaimed, _Failed):
+                    self._leftovers.append((engine, scratch))
+                    if isinstance(outcome, ReplayResult) and outcome.error is None:
+                        message = f"the replay's database could not be dropped: {reclaimed.message}"
+                        outcome = ReplayResult(
+                            None, RunError("engine_crash", None, None, message), 0.0, 0
+                        )
+                self._reclaim_leftovers()
+        return outcome
+
+    def _reclaim_leftovers(self) -> None:
+        kept = []
+        for engine, scratch in self._leftovers:
+            try:
+                engine.reclaim(scratch)
+            except Exception:
+                kept.append((engine, scratch))
+        self._leftovers = kept
+
+    def _exchange(self, job: ReplayJob, scratch: object) -> ReplayResult | _NotStarted:
         conn = self._start()
         try:
-            conn.send(job)
+            conn.send((job, scratch))
         except OSError:
             self._kill()
             return _NotStarted("engine_crash", "the replay worker could not be reached")
@@ -313,7 +399,7 @@ class Sandbox:
                 patience = max(0.0, min(limits.statement_timeout, budget_left)) + KILL_GRACE_SECONDS
             try:
                 ready = conn.poll(patience)
-                message = conn.recv() if ready else None
+                data = conn.recv_bytes() if ready else None
             except (EOFError, ConnectionError, OSError):
                 code = self._process.wait() if self._process else None
                 self._kill()
@@ -322,7 +408,7 @@ class Sandbox:
                 return ReplayResult(
                     None, RunError("engine_crash", batch, stmt, _death(code)), 0.0, 0
                 )
-            if message is None:
+            if data is None:
                 self._kill()
                 if started is None:
                     return _NotStarted(
@@ -337,20 +423,29 @@ class Sandbox:
                     f"its {limits.replay_timeout:g} s budget) and ignored the interrupt; worker killed",
                 )
                 return ReplayResult(None, error, 0.0, 0)
-            kind = message[0]
-            if kind == "beat":
-                batch, stmt = message[1], message[2]
-                started = started or time.monotonic()
-            elif kind == "done":
-                if message[2]:  # the worker retires after this job
-                    self._kill()
-                return message[1]
-            elif kind == "out_of_memory":
+            try:
+                reply = replies.decode(data)
+            except replies.ProtocolError as exc:
                 self._kill()
-                return ReplayResult(None, RunError("engine_crash", batch, stmt, message[1]), 0.0, 0)
+                message = f"the replay worker sent a malformed reply ({exc}); worker killed"
+                return ReplayResult(None, RunError("engine_crash", batch, stmt, message), 0.0, 0)
+            if reply.kind == "beat":
+                batch, stmt = reply.batch, reply.statement
+                started = started or time.monotonic()
+            elif reply.kind == "done":
+                if reply.retire:  # the worker retires after this job
+                    self._kill()
+                self.spares_used += reply.spare
+                assert reply.result is not None
+                return reply.result
+            elif reply.kind == "out_of_memory":
+                self._kill()
+                return ReplayResult(
+                    None, RunError("engine_crash", batch, stmt, reply.message), 0.0, 0
+                )
             else:
                 self._kill()
-                raise HarnessError(f"the replay worker failed (a harness defect):\n{message[1]}")
+                raise HarnessError(f"the replay worker failed (a harness defect):\n{reply.message}")
 
     def close(self) -> None:
         if self._conn is not None and self._process is not None and self._process.poll() is None:
@@ -360,6 +455,32 @@ class Sandbox:
             except (OSError, subprocess.TimeoutExpired):
                 pass
         self._kill()
+        self._reclaim_leftovers()
+
+
+@dataclass(frozen=True)
+class _Made:
+    value: object
+
+
+@dataclass(frozen=True)
+class _Failed:
+    message: str
+
+
+def _twice(engine: Engine, action: Callable[[], object]) -> _Made | _Failed:
+    """`action` once more after a failure (the server may have been briefly out of a resource
+    another replay held); the second failure's message. Only the engine's and the OS's errors
+    count: anything else is a harness defect and propagates."""
+    errors = (OSError, *engine.errors)
+    try:
+        return _Made(action())
+    except errors:
+        time.sleep(RETRY_PAUSE_SECONDS)
+    try:
+        return _Made(action())
+    except errors as exc:
+        return _Failed(bounded_message(str(exc) or type(exc).__name__))
 
 
 @dataclass(frozen=True)
@@ -376,6 +497,16 @@ def _death(exitcode: int | None) -> str:
     return f"the engine process exited unexpectedly (exit code {exitcode})"
 
 
+def main(argv: list[str]) -> None:
+    """The worker's entry point: `python -m arrivalbench.sandbox FD PARENT_PID`."""
+    die_with_parent(int(argv[2]))
+    _serve(Connection(int(argv[1])))
+
+
 if __name__ == "__main__":
-    die_with_parent(int(sys.argv[2]))
-    _serve(Connection(int(sys.argv[1])))
+    # Run as a script, this file is `__main__`, while the jobs it unpickles name classes of
+    # `arrivalbench.sandbox`, a second copy of it: serve from that copy, so `ReplayJob` here
+    # is the class the jobs are.
+    from arrivalbench import sandbox
+
+    sandbox.main(sys.argv)

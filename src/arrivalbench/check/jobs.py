@@ -9,12 +9,13 @@ check.delivery instead of `<source>_batch`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import pyarrow as pa
 
 from arrivalbench.check.delivery import Mode, delivered_table, deliverer, land
-from arrivalbench.engines import Engine, Limits, Session, Statement
+from arrivalbench.engines import Database, Engine, Limits, Session, Statement
 from arrivalbench.logs import Log
 from arrivalbench.replay import Heartbeat, ReplayResult, ResultCap, replay
 from arrivalbench.schedules import Delivery, Schedule
@@ -86,9 +87,15 @@ class SqlCheckJob:
     first_arrivals: np.ndarray | None = field(default=None, repr=False)
     engine: str = "duckdb"
     cap: ResultCap | None = None
+    uses_database: ClassVar[bool] = True
+    """The worker hands `run` this replay's database, as it does a suite replay's."""
 
     def run(
-        self, engine: Engine, statements: list[Statement], heartbeat: Heartbeat
+        self,
+        engine: Engine,
+        statements: list[Statement],
+        heartbeat: Heartbeat,
+        database: Database | None = None,
     ) -> ReplayResult:
         log = self.log.load()
         if self.schedule is None:
@@ -112,4 +119,5 @@ class SqlCheckJob:
             heartbeat=heartbeat,
             cap=self.cap,
             deliver=deliver,
+            database=database,
         )

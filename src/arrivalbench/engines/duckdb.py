@@ -309,7 +309,14 @@ class DuckDBEngine:
                 return f"CREATE {made} is not allowed in a pipeline (it may create {', '.join(sorted(CREATABLE))})"
         return None
 
-    def open(self, limits: Limits) -> DuckDBDatabase:
+    def provision(self, limits: Limits) -> None:
+        """Nothing on the host: the instance lives in the worker's memory, and dies with it."""
+        return None
+
+    def reclaim(self, scratch: object) -> None:
+        return None
+
+    def open(self, limits: Limits, scratch: object | None = None) -> DuckDBDatabase:
         """A new, empty instance: never one another replay has used."""
         return DuckDBDatabase(limits)
 

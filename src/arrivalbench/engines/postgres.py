@@ -3,37 +3,47 @@
 The server: one per grading process tree, started on first use in a private temporary folder
 (initdb and the postmaster run as the `postgres` system user when the harness runs as root: the
 server refuses root), listening only on a Unix socket in that folder, stopped when the process
-that started it exits. `ARRIVALBENCH_POSTGRES` names the socket folder to the sandbox workers
-(they inherit it); a server given there from outside is used and never stopped.
+that started it exits, however it exits (a watcher that holds a pipe from the owner stops it
+when the pipe closes: SIGKILL included). `ARRIVALBENCH_POSTGRES` names the socket folder to the
+sandbox workers (they inherit it); a server given there from outside is used and never stopped.
 
 Isolation per replay: a new database created from an empty template (`arrivalbench_template`,
 STRATEGY FILE_COPY; a schema per replay is ~25x cheaper but shares the catalog and the
 statistics views, so another replay's tables and row counts would be visible and only
-privileges would hide their rows) and dropped after the replay, and a new login role
-(`replay_<hex>`, a member of the `arrivalbench_sandbox` group that holds CREATE on the
-template's public schema) dropped after it: not a superuser, no CREATEDB or CREATEROLE, CREATE
-on its own database only. A role of its own means that nothing a role can keep (settings by
-ALTER ROLE ... SET) outlives the replay, and that a replay can neither see another replay's
-SQL in the activity views nor cancel or terminate its sessions. A delivery is a connection; a
-crash closes it mid-script (an open transaction rolls back). Limits: `statement_timeout`
-(set at connection; SET is refused), `work_mem`, `temp_file_limit` (superuser-only, so the
-script cannot raise it), the database's size (checked after every statement against the
-memory limit: PostgreSQL has no quota), every server process's address space
-(BACKEND_ADDRESS_SPACE), and the replay's watchdog cancels the statement too.
+privileges would hide their rows) and a new login role (`replay_<hex>`, a member of the
+`arrivalbench_sandbox` group that holds CREATE on the template's public schema): not a
+superuser, no CREATEDB or CREATEROLE, CREATE on its own database only. Both are made and
+dropped by the supervising process (`provision`, `reclaim`) on its long-lived admin
+connection, never by the worker, so a killed worker leaves nothing; reclaiming ends the role's
+sessions first. A role of its own means that nothing a role can keep (settings by ALTER ROLE
+... SET) outlives the replay, and that a replay can neither see another replay's SQL in the
+activity views nor cancel or terminate its sessions. A delivery is a connection; a crash
+closes it mid-script (an open transaction rolls back).
 
-Screening parses every statement with sqlglot's PostgreSQL parser and refuses any kind other
-than a pipeline's (COPY, SET, RESET, DO, ALTER other than ALTER TABLE, CREATE other than a
-table, view, index, sequence or schema, GRANT, LISTEN, ...) and any call of a function that
-reads or writes the host or reaches other sessions (pg_read_file and its kin, lo_import,
-set_config, pg_cancel_backend, dblink, ...). Permissions refuse what the parser misses:
-reading server files and programs needs roles the sandbox does not have.
+Enforced by privilege (whatever the spelling, wherever a call hides: inside ts_stat's query
+text, a view, a default): EXECUTE on REVOKED_FUNCTIONS (set_config, the functions that run SQL
+text, advisory locks, NOTIFY, signalling backends) is revoked from PUBLIC in the template;
+reading server files and programs needs roles the sandbox does not have. Limits:
+`statement_timeout` (set at connection; SET is refused), `work_mem`, `temp_file_limit`
+(superuser-only, so the script cannot raise it), and after every statement the database's
+size (against the memory limit: PostgreSQL has no quota) and the locks the session holds
+(LOCKS_PER_SESSION: PostgreSQL has no per-role bound, and a full lock table fails every
+session's next lock, the harness's too); every server process's address space
+(BACKEND_ADDRESS_SPACE); the replay's watchdog cancels the statement too.
+
+Screening (the first layer, with the clearest messages) parses every statement with sqlglot's
+PostgreSQL parser and refuses any kind other than a pipeline's (COPY, SET, RESET, DO, ALTER
+other than ALTER TABLE, CREATE other than a table, view, index, sequence or schema, GRANT,
+LISTEN, ...) and any call of a function on its list.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import pwd
+import re
 import resource
 import shutil
 import subprocess
@@ -42,6 +52,7 @@ import threading
 import time
 import uuid
 from collections.abc import Hashable
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -62,6 +73,58 @@ BACKEND_ADDRESS_SPACE = 2 * 1024**3 + 256 * 1024**2
 script's values end in PostgreSQL's own "out of memory" ERROR rather than the OOM killer. The
 server serves replays of any --memory-limit, so this is a fixed ceiling (twice the default
 limit plus shared memory and code); a session's own cap is tighter where the harness may set it."""
+MAX_LOCKS_PER_TRANSACTION = 256
+"""Sizes the server-wide lock table (this times ~220 server processes: ~56,000 entries, ~25 MB
+of shared memory), so that the replays running beside each other, each held under
+LOCKS_PER_SESSION, leave room for the harness's own CREATE and DROP DATABASE."""
+LOCKS_PER_SESSION = 2_000
+"""The heavyweight locks a replay's session may hold after a statement (PostgreSQL has no
+per-role bound: one session can fill the whole table, and then every other session's next lock
+fails with "out of shared memory"). A pipeline's transaction locks each relation it touches
+once; past the bound the replay ends as an engine_crash, and its locks go with its session."""
+REVOKED_FUNCTIONS = frozenset(
+    {
+        # change settings a replay was given (work_mem, statement_timeout)
+        "set_config",
+        # run SQL text the screen never parsed
+        "ts_stat",
+        "ts_rewrite",
+        "query_to_xml",
+        "query_to_xmlschema",
+        "query_to_xml_and_xmlschema",
+        "cursor_to_xml",
+        "cursor_to_xmlschema",
+        "table_to_xml",
+        "table_to_xmlschema",
+        "table_to_xml_and_xmlschema",
+        "schema_to_xml",
+        "schema_to_xmlschema",
+        "schema_to_xml_and_xmlschema",
+        "database_to_xml",
+        "database_to_xmlschema",
+        "database_to_xml_and_xmlschema",
+        # server-wide state: the shared lock table, the notification queue, other sessions
+        "pg_advisory_lock",
+        "pg_advisory_lock_shared",
+        "pg_advisory_xact_lock",
+        "pg_advisory_xact_lock_shared",
+        "pg_try_advisory_lock",
+        "pg_try_advisory_lock_shared",
+        "pg_try_advisory_xact_lock",
+        "pg_try_advisory_xact_lock_shared",
+        "pg_advisory_unlock",
+        "pg_advisory_unlock_shared",
+        "pg_advisory_unlock_all",
+        "pg_notify",
+        "pg_listening_channels",
+        "pg_notification_queue_usage",
+        "pg_cancel_backend",
+        "pg_terminate_backend",
+    }
+)
+"""Built-in functions no replay needs that run SQL text or reach past the replay's own
+database: revoked from PUBLIC in the template (the replay roles have no other grant). What
+reads or writes the host (pg_read_file, lo_import, pg_ls_dir, ...) is superuser-only already."""
 BIN_DIRS = ("/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin", "/usr/local/bin")
 
 ALLOWED = (
@@ -161,18 +224,44 @@ class Server:
             os.chown(self.folder, user.pw_uid, user.pw_gid)
             self._as = ["runuser", "-u", "postgres", "--"]
         os.chmod(self.folder, 0o700)
+        self._watcher, self._owner_end = self._watch()
         initdb = [_binary("initdb"), "-D", self.data, "-U", ADMIN, "--auth=trust"]
         self._run([*initdb, "--no-sync", "-E", "UTF8", "--locale=C"])
         options = (
             f"-k {self.socket} -c listen_addresses='' -c fsync=off -c full_page_writes=off "
             "-c synchronous_commit=off -c max_connections=200 -c shared_buffers=32MB "
-            "-c log_min_messages=fatal"
+            f"-c log_min_messages=fatal -c max_locks_per_transaction={MAX_LOCKS_PER_TRANSACTION}"
         )
         log = os.path.join(self.data, "server.log")
         self._run(
             [_binary("pg_ctl"), "-D", self.data, "-o", options, "-w", "-s", "-l", log, "start"]
         )
         self._prepare()
+
+    def _watch(self) -> tuple[subprocess.Popen[bytes], int]:
+        """A small shell that stops the server when this process dies, however it dies.
+
+        `pg_ctl start` leaves the postmaster a daemon (parent PID 1), so nothing stops it when
+        its owner is killed with SIGKILL; the watcher reads a pipe whose only writer is this
+        process (the kernel closes it at any death) and then runs `pg_ctl stop -m immediate`
+        and removes the folder. It runs in a session of its own, so a terminal's Ctrl-C to the
+        owner's process group reaches the owner, which stops the server itself, not the watcher.
+        """
+        read, write = os.pipe()  # not inheritable: no worker or server holds the write end
+        stop = [*self._as, _binary("pg_ctl"), "-D", self.data, "-m", "immediate", "-w", "-s"]
+        script = 'cat >/dev/null; "$@" stop >/dev/null 2>&1; rm -rf -- "$0"'
+        try:
+            watcher = subprocess.Popen(
+                ["sh", "-c", script, self.folder, *stop],
+                stdin=read,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd="/",
+                start_new_session=True,
+            )
+        finally:
+            os.close(read)
+        return watcher, write
 
     def _run(self, command: list[str]) -> None:
         done = subprocess.run(
@@ -195,12 +284,31 @@ class Server:
             con.execute(f"CREATE DATABASE {TEMPLATE} TEMPLATE template0 IS_TEMPLATE true")
         with admin_connection(self.socket, TEMPLATE) as con:
             con.execute(f"GRANT USAGE, CREATE ON SCHEMA public TO {SANDBOX}")
+            revoke_unneeded_functions(con)
 
     def stop(self) -> None:
         try:
             self._run([_binary("pg_ctl"), "-D", self.data, "-m", "immediate", "-w", "-s", "stop"])
         finally:
             shutil.rmtree(self.folder, ignore_errors=True)
+            os.close(self._owner_end)  # the watcher finds nothing left to stop
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._watcher.wait(timeout=10)
+
+
+def revoke_unneeded_functions(con: Any) -> None:
+    """REVOKE EXECUTE FROM PUBLIC, in the template every replay's database is copied from, on
+    every built-in function of REVOKED_FUNCTIONS (all its overloads): the privilege, not the
+    screen, is what stops a call however it is spelt or wherever it hides (inside ts_stat's
+    query text, a view, a default expression)."""
+    found = con.execute(
+        "SELECT p.oid::regprocedure::text, p.proname FROM pg_proc p "
+        "JOIN pg_namespace n ON n.oid = p.pronamespace "
+        "WHERE n.nspname = 'pg_catalog' AND p.proname = ANY(%s)",
+        [sorted(REVOKED_FUNCTIONS)],
+    ).fetchall()
+    for signature, _ in found:
+        con.execute(f"REVOKE EXECUTE ON FUNCTION {signature} FROM PUBLIC")
 
 
 def _cap_address_space() -> None:
@@ -283,6 +391,10 @@ class DatabaseTooLarge(Exception):
     """The replay's database grew past its bound (PostgreSQL has no quota of its own)."""
 
 
+class TooManyLocks(DatabaseTooLarge):
+    """The replay's session holds more locks than LOCKS_PER_SESSION (after a statement)."""
+
+
 class PostgresSession:
     def __init__(self, socket: str, dbname: str, role: str, limits: Limits) -> None:
         import psycopg
@@ -347,11 +459,19 @@ class PostgresSession:
         cursor.execute(sql.encode(), prepare=False, binary=True)
         while cursor.nextset():
             pass
-        size = cursor.execute("SELECT pg_database_size(current_database())").fetchone()
-        if size and size[0] > self._max_bytes:
+        size, locks = cursor.execute(
+            "SELECT pg_database_size(current_database()), "
+            "(SELECT count(*) FROM pg_locks WHERE pid = pg_backend_pid())"
+        ).fetchone() or (0, 0)
+        if size > self._max_bytes:
             raise DatabaseTooLarge(
-                f"the replay's database grew to {size[0]:,} bytes, past the {self._max_bytes:,} "
+                f"the replay's database grew to {size:,} bytes, past the {self._max_bytes:,} "
                 "the memory limit allows (the limit bounds disk too)"
+            )
+        if locks > LOCKS_PER_SESSION:
+            raise TooManyLocks(
+                f"the replay's session holds {locks:,} locks, past the {LOCKS_PER_SESSION:,} "
+                "allowed (the server's lock table is shared by every replay)"
             )
 
     def interrupt(self) -> None:
@@ -475,25 +595,34 @@ class PostgresObserver:
         self._con.close()
 
 
-class PostgresDatabase:
-    """The database of one replay: created from the empty template, dropped with the replay."""
+@dataclass(frozen=True)
+class PostgresScratch:
+    """One replay's database and login role (one name: roles and databases are separate
+    namespaces), made and dropped by the supervising process."""
 
-    def __init__(self, limits: Limits) -> None:
+    socket: str
+    name: str
+
+    def __post_init__(self) -> None:
+        if not _SCRATCH_NAME.fullmatch(self.name):
+            raise ValueError(f"not a replay's name: {self.name!r}")
+
+
+_SCRATCH_NAME = re.compile(r"replay_[0-9a-f]{32}")
+
+
+class PostgresDatabase:
+    """The database of one replay: created from the empty template, dropped with the replay
+    (by the supervisor, who made it; or by `close` when it was made here, `owner` given)."""
+
+    def __init__(
+        self, limits: Limits, scratch: PostgresScratch, owner: PostgresEngine | None = None
+    ) -> None:
         self.limits = limits
-        self.socket = server_socket()
-        self.name = f"replay_{uuid.uuid4().hex}"
-        self.role = self.name  # roles and databases are separate namespaces
-        with admin_connection(self.socket) as con:
-            con.execute(
-                f"CREATE ROLE {self.role} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE "
-                f"IN ROLE {SANDBOX}"
-            )
-            con.execute(f"CREATE DATABASE {self.name} TEMPLATE {TEMPLATE} STRATEGY FILE_COPY")
-            con.execute(f"GRANT CREATE ON DATABASE {self.name} TO {self.role}")  # its schemas
-            con.execute(
-                f"ALTER DATABASE {self.name} SET temp_file_limit = "
-                f"'{max(limits.memory_bytes // 1024, 1024)}kB'"
-            )
+        self.socket = scratch.socket
+        self.name = self.role = scratch.name
+        self._scratch = scratch
+        self._owner = owner
 
     def session(self) -> PostgresSession:
         return PostgresSession(self.socket, self.name, self.role, self.limits)
@@ -502,9 +631,8 @@ class PostgresDatabase:
         return PostgresObserver(self.socket, self.name, self.role, self.limits)
 
     def close(self) -> None:
-        with admin_connection(self.socket) as con:
-            con.execute(f"DROP DATABASE IF EXISTS {self.name} WITH (FORCE)")
-            con.execute(f"DROP ROLE IF EXISTS {self.role}")
+        if self._owner is not None:
+            self._owner.reclaim(self._scratch)
 
 
 def _function_names(tree: exp.Expression) -> set[str]:
@@ -527,6 +655,7 @@ class PostgresEngine:
 
         self.errors = (psycopg.Error, ScriptError, DatabaseTooLarge)
         self._trees: dict[str, exp.Expression] = {}
+        self._admin_con: Any = None
         self.version = _server_version()
         server_socket()  # before any worker starts, so that every worker inherits it
 
@@ -590,8 +719,62 @@ class PostgresEngine:
             return f"{sorted(relations & DENIED_RELATIONS)[0]} is not readable in a pipeline"
         return None
 
-    def open(self, limits: Limits) -> PostgresDatabase:
-        return PostgresDatabase(limits)
+    def _admin(self, statements: list[str]) -> None:
+        """Run harness DDL on this process's long-lived admin connection (a superuser's, which
+        may use the reserved connection slots), reconnecting once if the server dropped it."""
+        import psycopg
+
+        for attempt in (1, 2):
+            if self._admin_con is None or self._admin_con.closed:
+                self._admin_con = admin_connection(server_socket())
+            try:
+                for statement in statements:
+                    self._admin_con.execute(statement)
+                return
+            except psycopg.OperationalError:
+                if attempt == 2 or not self._admin_con.closed:
+                    raise
+                self._admin_con = None
+
+    def provision(self, limits: Limits) -> PostgresScratch:
+        """A new login role (member of the sandbox group) and a database copied from the
+        template, CREATE on it for schemas; what was made is dropped again if a step fails."""
+        scratch = PostgresScratch(server_socket(), f"replay_{uuid.uuid4().hex}")
+        name = scratch.name
+        try:
+            self._admin(
+                [
+                    f"CREATE ROLE {name} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE IN ROLE {SANDBOX}",
+                    f"CREATE DATABASE {name} TEMPLATE {TEMPLATE} STRATEGY FILE_COPY",
+                    f"GRANT CREATE ON DATABASE {name} TO {name}",
+                    f"ALTER DATABASE {name} SET temp_file_limit = "
+                    f"'{max(limits.memory_bytes // 1024, 1024)}kB'",
+                ]
+            )
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self.reclaim(scratch)
+            raise
+        return scratch
+
+    def reclaim(self, scratch: object) -> None:
+        """End every session of the replay's role (a killed worker's backend may still be
+        running its statement), then drop its database and the role."""
+        assert isinstance(scratch, PostgresScratch), scratch
+        name = scratch.name
+        self._admin(
+            [
+                f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '{name}'",
+                f"DROP DATABASE IF EXISTS {name} WITH (FORCE)",
+                f"DROP ROLE IF EXISTS {name}",
+            ]
+        )
+
+    def open(self, limits: Limits, scratch: object | None = None) -> PostgresDatabase:
+        if scratch is None:
+            return PostgresDatabase(limits, self.provision(limits), owner=self)
+        assert isinstance(scratch, PostgresScratch), scratch
+        return PostgresDatabase(limits, scratch)
 
     def classify(self, error: BaseException) -> str:
         import psycopg.errors as e

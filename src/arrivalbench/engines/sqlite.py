@@ -1,7 +1,8 @@
 """SQLite (the standard library's sqlite3) behind the Engine protocol, locked down for untrusted SQL.
 
 Isolation: every replay gets a new database file in a private temporary folder (mode 0700),
-removed with the replay; every delivery is a new connection to it (TEMP tables vanish with it,
+made by the supervising process before the job and removed by it after the worker answers or
+dies (a killed worker cannot leave a replay's file behind); every delivery is a new connection to it (TEMP tables vanish with it,
 an open transaction rolls back when it closes: the crash). Nothing else is shared: SQLite has
 no server, no catalog outside the file and no user-defined functions a script can create.
 
@@ -392,13 +393,21 @@ class SQLiteObserver:
         self._con.close()
 
 
-class SQLiteDatabase:
-    """The database of one replay: a file in a private temporary folder, removed with the replay."""
+def scratch_folder() -> str:
+    """A new private folder (0700) for one replay's database file."""
+    folder = tempfile.mkdtemp(prefix="arrivalbench-sqlite-")
+    os.chmod(folder, 0o700)
+    return folder
 
-    def __init__(self, limits: Limits) -> None:
+
+class SQLiteDatabase:
+    """The database of one replay: a file in a private folder, the supervisor's (`folder`,
+    which it removes) or, with none given, its own (removed by `close`)."""
+
+    def __init__(self, limits: Limits, folder: str | None = None) -> None:
         self.limits = limits
-        self._folder = tempfile.mkdtemp(prefix="arrivalbench-sqlite-")
-        os.chmod(self._folder, 0o700)
+        self._owned = folder is None
+        self._folder = scratch_folder() if folder is None else folder
         self.path = os.path.join(self._folder, "replay.db")
 
     def session(self) -> SQLiteSession:
@@ -408,7 +417,8 @@ class SQLiteDatabase:
         return SQLiteObserver(self.path)
 
     def close(self) -> None:
-        shutil.rmtree(self._folder, ignore_errors=True)
+        if self._owned:
+            shutil.rmtree(self._folder, ignore_errors=True)
 
 
 class SQLiteEngine:
@@ -463,9 +473,23 @@ class SQLiteEngine:
                 )
         return None
 
-    def open(self, limits: Limits) -> SQLiteDatabase:
+    def provision(self, limits: Limits) -> str:
+        """The replay's folder, made by the supervisor (a killed worker cannot leave it behind:
+        the file of a large replay is up to the memory limit)."""
+        return scratch_folder()
+
+    def reclaim(self, scratch: object) -> None:
+        assert isinstance(scratch, str) and os.path.basename(scratch).startswith(
+            "arrivalbench-sqlite-"
+        ), scratch
+        shutil.rmtree(scratch, ignore_errors=True)
+        if os.path.exists(scratch):
+            raise OSError(f"could not remove {scratch}")
+
+    def open(self, limits: Limits, scratch: object | None = None) -> SQLiteDatabase:
         """A new, empty database file: never one another replay has used."""
-        return SQLiteDatabase(limits)
+        assert scratch is None or isinstance(scratch, str)
+        return SQLiteDatabase(limits, scratch)
 
     def classify(self, error: BaseException) -> str:
         message = str(error).lower()
