@@ -7,11 +7,10 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from arrivalbench.engines import Limits
 from arrivalbench.errors import ArrivalBenchError, PipelineInputError, UsageError
@@ -19,12 +18,16 @@ from arrivalbench.seeds import (
     DEFAULT_SEED,
     GATE_SEED_COUNT,
     SEED_RANGE,
-    PrivateSeed,
     gate_seeds,
     is_seed,
     resolve_seed_file,
 )
 from arrivalbench.terminal import text
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from arrivalbench.seeds import PrivateSeed
 
 app = typer.Typer(
     add_completion=False,
@@ -284,6 +287,8 @@ def tasks(
     suite_dir: SuiteDirOpt = None,
 ) -> None:
     """List the tasks (built-in and --suite-dir) with mode, difficulty, scenario and declared hazards."""
+    from rich.table import Table
+
     from arrivalbench.spec import SUITE_DIR, load_suite, suite_hash, user_suite_dirs
 
     use_suite(suite_dir)
@@ -418,8 +423,6 @@ def grade(
     engine: EngineOpt = "duckdb",
 ) -> None:
     """Grade one pipeline of a task: PASS, FAIL or ERROR per schedule."""
-    from arrivalbench.grade import Grader, dumps, replay_command
-    from arrivalbench.schedules import get_kind, load_schedule_file, resolve_schedules
     from arrivalbench.spec import SUITE_DIR, get_task
 
     use_suite(suite_dir)
@@ -432,6 +435,10 @@ def grade(
     the_task = get_task(task)
     script = read_pipeline(pipeline, limits.max_script_bytes)
     private = _secret(seed_file)
+    # The engine, Arrow and sqlglot load only now: a typo above is answered at once.
+    from arrivalbench.grade import Grader, dumps, replay_command
+    from arrivalbench.schedules import get_kind, load_schedule_file, resolve_schedules
+
     prebuilt = None
     if schedule_file is not None:
         schedule, log = load_schedule_file(str(schedule_file), the_task, private)
@@ -458,6 +465,8 @@ def grade(
         sys.stdout.write(dumps(record))
         _exit_on(record, fail_on)
         return
+    from rich.table import Table
+
     table = Table(title=text(title))
     table.add_column("schedule")
     table.add_column("verdict")
@@ -575,10 +584,6 @@ def explain(
     engine: EngineOpt = "duckdb",
 ) -> None:
     """Explain a FAIL: the smallest failing delivery, the first batch that diverged, the mistake."""
-    from arrivalbench.explain import explain as explain_schedule
-    from arrivalbench.explain.render import render
-    from arrivalbench.grade import replay_command
-    from arrivalbench.schedules import build_schedule, load_schedule_file, schedule_to_json
     from arrivalbench.spec import SUITE_DIR, get_task
 
     use_suite(suite_dir)
@@ -586,6 +591,11 @@ def explain(
     limits = Limits()
     script = read_pipeline(pipeline, limits.max_script_bytes)
     private = _secret(seed_file)
+    from arrivalbench.explain import explain as explain_schedule
+    from arrivalbench.explain.render import render
+    from arrivalbench.grade import replay_command
+    from arrivalbench.schedules import build_schedule, load_schedule_file, schedule_to_json
+
     if Path(schedule_name).suffix == ".json" or Path(schedule_name).is_file():
         built, log = load_schedule_file(schedule_name, the_task, private)
         seed = built.seed
@@ -778,6 +788,8 @@ def check(
 
 
 def _check_table(record: dict[str, Any]) -> None:
+    from rich.table import Table
+
     from arrivalbench.check.junit import summary
 
     title = f"{record['task']} · mode {record['mode']} · oracle {record['oracle']}"
@@ -807,11 +819,12 @@ def schedule(
     suite_dir: SuiteDirOpt = None,
 ) -> None:
     """Build one schedule of a task and write it as JSON, to inspect or to replay with grade --schedule-file."""
-    from arrivalbench.schedules import build_schedule, schedule_to_json
     from arrivalbench.spec import get_task
 
     use_suite(suite_dir)
     the_task = get_task(task)
+    from arrivalbench.schedules import build_schedule, schedule_to_json
+
     built, log = build_schedule(the_task, schedule_name, seed, _secret(seed_file))
     document = json.dumps(schedule_to_json(built, log), indent=1) + "\n"
     if out_path is None:
@@ -858,14 +871,17 @@ def gate(
 ) -> None:
     """Admissibility gate over the suite (built-in and --suite-dir) at several seeds; exits 1 when
     any task is rejected at any of them."""
-    from arrivalbench.gate import TaskGate, gate_suite, group_violations
-    from arrivalbench.schedules import REGISTRY
+    from rich.table import Table
+
     from arrivalbench.spec import get_task, load_suite
 
     use_suite(suite_dir)
     ids = _task_list("--tasks", task_ids)
     chosen = [get_task(t) for t in ids] if ids else list(load_suite().values())
     private = _secret(seed_file)
+    from arrivalbench.gate import TaskGate, gate_suite, group_violations
+    from arrivalbench.schedules import REGISTRY
+
     on = "" if engine == "duckdb" else f" on {engine} (the oracle stays DuckDB's)"
     if private is not None:
         out.print(f"hidden logs from the private seed {private.short}{on}", highlight=False)
@@ -964,6 +980,13 @@ def audit(
     import math
     import os
 
+    from rich.table import Table
+
+    from arrivalbench.spec import get_task, load_suite
+
+    use_suite(suite_dir)
+    ids = _task_list("--tasks", task_ids)
+    named = [get_task(t) for t in ids] if ids else []
     from arrivalbench.audit import (
         EXTRA_SEEDS,
         TaskAudit,
@@ -972,13 +995,10 @@ def audit(
         gated_seeds,
         load_python_oracle,
     )
-    from arrivalbench.spec import get_task, load_suite
 
     extra_seeds = EXTRA_SEEDS if extra_seeds is None else extra_seeds
-    use_suite(suite_dir)
-    ids = _task_list("--tasks", task_ids)
     if ids:
-        chosen = [get_task(t) for t in ids]
+        chosen = named
         for task in chosen:  # a task named on purpose must have a usable oracle.py: exit 2
             load_python_oracle(task)
     else:
@@ -1429,6 +1449,8 @@ def import_inspect_command(
 
 
 def _summary_table(run: Any) -> Table:
+    from rich.table import Table
+
     from arrivalbench.analysis.stats import arm_summaries, estimate, outcomes
 
     cells = run.cells()

@@ -14,10 +14,12 @@ import re
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from arrivalbench.errors import UsageError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 DEFAULT_SEED = 20260101
 SEED_FILE_ENV = "ARRIVALBENCH_SEED_FILE"
@@ -59,7 +61,10 @@ def derive_seed(*parts: object, bits: int = 63) -> int:
 
 
 def rng(*parts: object) -> np.random.Generator:
-    """A numpy generator seeded from derive_seed(parts)."""
+    """A numpy generator seeded from derive_seed(parts) (numpy imported here: the CLI imports
+    this module for its seed options, and answers --help without numpy)."""
+    import numpy as np
+
     return np.random.default_rng(derive_seed(*parts))
 
 

@@ -1,23 +1,30 @@
-"""The DuckDB column types a task may declare, and their Arrow equivalents."""
+"""The DuckDB column types a task may declare, and their Arrow equivalents.
+
+Loading a task spec validates its types here, so this module imports pyarrow only when an Arrow
+type is asked for: `arrivalbench grade --task typo` answers without loading Arrow.
+"""
 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-import pyarrow as pa
+if TYPE_CHECKING:
+    import pyarrow as pa
 
-_SIMPLE: dict[str, pa.DataType] = {
-    "BIGINT": pa.int64(),
-    "INTEGER": pa.int32(),
-    "SMALLINT": pa.int16(),
-    "DOUBLE": pa.float64(),
-    "FLOAT": pa.float32(),
-    "REAL": pa.float32(),
-    "VARCHAR": pa.string(),
-    "BOOLEAN": pa.bool_(),
-    "DATE": pa.date32(),
-    "TIMESTAMP": pa.timestamp("us"),
+_SIMPLE: dict[str, tuple[str, ...]] = {
+    "BIGINT": ("int64",),
+    "INTEGER": ("int32",),
+    "SMALLINT": ("int16",),
+    "DOUBLE": ("float64",),
+    "FLOAT": ("float32",),
+    "REAL": ("float32",),
+    "VARCHAR": ("string",),
+    "BOOLEAN": ("bool_",),
+    "DATE": ("date32",),
+    "TIMESTAMP": ("timestamp", "us"),
 }
+"""Each name's Arrow type, as the pyarrow factory and its arguments."""
 _DECIMAL = re.compile(r"^DECIMAL\((\d+),\s*(\d+)\)$")
 FLOAT_TYPES = frozenset({"DOUBLE", "FLOAT", "REAL"})
 SUPPORTED = ", ".join([*_SIMPLE, "DECIMAL(p,s)"])
@@ -36,9 +43,12 @@ def is_supported(type_name: str) -> bool:
 
 def arrow_type(type_name: str) -> pa.DataType:
     """Arrow type for a declared DuckDB type (validated earlier by is_supported)."""
+    import pyarrow as pa
+
     t = normalise(type_name)
     if t in _SIMPLE:
-        return _SIMPLE[t]
+        factory, *args = _SIMPLE[t]
+        return getattr(pa, factory)(*args)
     m = _DECIMAL.match(t)
     if not m:
         raise ValueError(f"unsupported type {type_name!r}; supported: {SUPPORTED}")

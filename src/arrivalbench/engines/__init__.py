@@ -6,11 +6,12 @@ import math
 import re
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Protocol
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Protocol
 
 from arrivalbench.errors import UnknownNameError, UsageError
+
+if TYPE_CHECKING:  # Arrow only in signatures: the CLI imports Limits and ENGINES without it
+    import pyarrow as pa
 
 _MEMORY = re.compile(r"^(\d+(\.\d+)?)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$", re.IGNORECASE)
 
