@@ -369,6 +369,7 @@ class Sandbox:
                             None, RunError("engine_crash", None, None, message), 0.0, 0
                         )
                 self._reclaim_leftovers()
+        assert outcome is not None
         return outcome
 
     def _reclaim_leftovers(self) -> None:
