@@ -60,15 +60,17 @@ chromium:
 postgresql:
 	command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update && apt-get install -y --no-install-recommends postgresql)
 
-## test: lint, then three lanes side by side (tools/lanes.sh prints each lane's log whole as it
-## ends): the whole test suite, fast and slow lanes (pytest's "no tests collected", exit 5, is a
-## failure here); the gate at its three seeds on PostgreSQL (a private server the harness starts);
-## the gate at three seeds on DuckDB, then on SQLite, then the audit of every task's second oracle.
-## Every gate executes everything (--no-cache).
+## test: lint, the whole test suite, fast and slow lanes, alone on the machine (its timeouts and
+## memory caps are measured without other load; pytest's "no tests collected", exit 5, is a
+## failure here); then the suite itself in two lanes side by side (tools/lanes.sh prints each
+## lane's log whole as it ends): the gate at its three seeds on PostgreSQL (a private server the
+## harness starts), and the gate at three seeds on DuckDB, then on SQLite, then the audit of every
+## task's second oracle. Every gate executes everything (--no-cache).
 test: lint chromium postgresql $(DBT_STAMP)
+	@ARRIVALBENCH_REQUIRE_CHROMIUM=1 $(PY) -m pytest -m 'slow or not slow'; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing on purpose"; exit 1; fi; \
+	exit $$rc
 	@tools/lanes.sh \
-	  pytest "ARRIVALBENCH_REQUIRE_CHROMIUM=1 $(PY) -m pytest -m 'slow or not slow'; rc=\$$?; \
-	          [ \$$rc -ne 5 ] || { echo 'pytest collected no tests: failing on purpose'; rc=1; }; exit \$$rc" \
 	  gate-postgres "$(AB) gate --no-cache --engine postgres" \
 	  gate-duckdb-sqlite-audit "$(AB) gate --no-cache && $(AB) gate --no-cache --engine sqlite && $(AB) audit"
 
