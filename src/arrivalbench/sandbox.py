@@ -471,8 +471,21 @@ def _death(exitcode: int | None) -> str:
     return f"the engine process exited unexpectedly (exit code {exitcode})"
 
 
+class _NoPandas:
+    """Refuses `import pandas` in a worker. pyarrow imports pandas, when it is installed, at the
+    first `pa.array` of a process (to ask whether the input is a Series): ~0.6 s idle and over a
+    second on a loaded machine, paid by every worker a grader starts, for nothing, since no
+    replay uses pandas. A worker that did would fail loudly, as a harness defect."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError(f"{name} is not imported in a replay worker", name=name)
+
+
 def main(argv: list[str]) -> None:
     """The worker's entry point: `python -m arrivalbench.sandbox FD PARENT_PID`."""
+    if "pandas" not in sys.modules:
+        sys.meta_path.insert(0, _NoPandas())
     die_with_parent(int(argv[2]))
     _serve(Connection(int(argv[1])))
 
