@@ -6,11 +6,16 @@ CORE   := $(VENV)/.installed-core
 STAMP  := $(VENV)/.installed
 AB     := $(VENV)/bin/arrivalbench
 
-## installs with uv when it installs from the registry here (seconds instead of minutes), else pip
+## installs with uv when it installs from the registry here (seconds instead of minutes), else pip;
+## either way every module is compiled to bytecode at install time, this package's too: where
+## PYTHONDONTWRITEBYTECODE is set (it is on this machine) Python never writes a .pyc, and uv writes
+## none unless asked, so every process (each replay worker, each CLI call) compiled every module it
+## imported from source, ~3 s per process
 define install
 	$(PY) -m pip install --quiet --disable-pip-version-check uv >/dev/null 2>&1 \
-	  && $(VENV)/bin/uv pip install --quiet --python $(PY) $(1) \
+	  && $(VENV)/bin/uv pip install --quiet --compile-bytecode --python $(PY) $(1) \
 	  || $(PY) -m pip install --quiet --disable-pip-version-check $(1)
+	$(PY) -m compileall -q -j 0 src >/dev/null
 endef
 WITH_DBT := '.[dev,dbt]'
 
