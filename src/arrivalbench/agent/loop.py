@@ -26,7 +26,7 @@ from arrivalbench.agent.prompts import (
     guard,
     no_code_feedback,
 )
-from arrivalbench.engines import Limits
+from arrivalbench.engines import DEFAULT_ENGINE, Limits
 from arrivalbench.grade import Grader
 from arrivalbench.spec import Task
 from arrivalbench.store import sha256_text
@@ -247,7 +247,7 @@ class GraderPool:
     Every grader runs scripts on `engine`, the engine the cells' prompts name.
     """
 
-    def __init__(self, seed: int, limits: Limits, engine: str = "duckdb") -> None:
+    def __init__(self, seed: int, limits: Limits, engine: str = DEFAULT_ENGINE) -> None:
         self.seed, self.limits, self.engine = seed, limits, engine
         self._free: queue.SimpleQueue[Grader] = queue.SimpleQueue()
         self._all: list[Grader] = []
