@@ -13,6 +13,7 @@ import pytest
 
 from arrivalbench import replies
 from arrivalbench import sandbox as sandbox_module
+from arrivalbench import scratch as scratch_module
 from arrivalbench.compare import compare
 from arrivalbench.engines import Limits, get_engine
 from arrivalbench.grade import Grader
@@ -542,7 +543,7 @@ class _FlakyScratch:
 def test_regression_a_replay_database_that_could_not_be_made_stopped_the_grade(task, monkeypatch):
     """A failed CREATE DATABASE (the server's lock table full) was a HarnessError: `grade`
     exited 1 and `grade-run` stopped. It is now tried once more, then that artifact's ERROR."""
-    monkeypatch.setattr(sandbox_module, "RETRY_PAUSE_SECONDS", 0.0)
+    monkeypatch.setattr(scratch_module, "RETRY_PAUSE_SECONDS", 0.0)
     sb = Sandbox()
     flaky = _FlakyScratch(get_engine("duckdb"), "provision")
     monkeypatch.setattr(sb, "_engine", lambda name: flaky)
@@ -561,7 +562,7 @@ def test_regression_a_replay_database_that_could_not_be_dropped_poisoned_the_nex
     """A failed DROP DATABASE after the result was sent reached the next job as a
     harness_error. The supervisor now drops after the worker answered, tries once more, makes
     it this artifact's ERROR and keeps retrying the leftover; the next job runs."""
-    monkeypatch.setattr(sandbox_module, "RETRY_PAUSE_SECONDS", 0.0)
+    monkeypatch.setattr(scratch_module, "RETRY_PAUSE_SECONDS", 0.0)
     with Sandbox() as sb:
         flaky = _FlakyScratch(get_engine("duckdb"), "reclaim")
         monkeypatch.setattr(sb, "_engine", lambda name: flaky)

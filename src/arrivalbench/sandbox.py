@@ -21,7 +21,6 @@ import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import ClassVar
@@ -34,10 +33,10 @@ from arrivalbench.replay import (
     ReplayResult,
     ResultCap,
     RunError,
-    bounded_message,
     replay,
 )
 from arrivalbench.schedules import Schedule
+from arrivalbench.scratch import Failed, Scratch
 from arrivalbench.spec import Task
 
 KILL_GRACE_SECONDS = 5.0
@@ -172,8 +171,6 @@ def _limit_memory(limits: Limits) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
-RETRY_PAUSE_SECONDS = 0.5
-"""Between the two tries at making or reclaiming a replay's scratch."""
 RETIRE_MAPPED_BYTES = 1 << 30
 """A worker retires after a job that left it mapping more than this (an idle worker maps ~0.5 GB),
 or that ran out of memory: allocators keep what a greedy job took, and the next job, whatever
@@ -283,6 +280,8 @@ class Sandbox:
         self._engines: dict[str, Engine] = {}
         self._leftovers: list[tuple[Engine, object]] = []
         """Scratch whose reclaim failed twice: tried again after every job and at close."""
+        self._scratch = Scratch()
+        """Makes each replay's scratch, the next one while this one runs."""
         self.spares_used = 0
         """Replays that ran on an instance the worker opened ahead (the worker's spare)."""
 
@@ -348,8 +347,8 @@ class Sandbox:
         if not getattr(job, "uses_database", False):
             return self._exchange(job, None)
         engine = self._engine(job.engine)
-        made = _twice(engine, lambda: engine.provision(job.limits))
-        if isinstance(made, _Failed):
+        made = self._scratch.take(engine, job.limits)
+        if isinstance(made, Failed):
             message = f"the replay's database could not be made: {made.message}"
             return ReplayResult(None, RunError("engine_crash", None, None, message), 0.0, 0)
         scratch = made.value
@@ -360,8 +359,8 @@ class Sandbox:
             if scratch is not None:
                 if outcome is None:  # an exception: the worker may still hold the scratch
                     self._kill()
-                reclaimed = _twice(engine, lambda: engine.reclaim(scratch))
-                if isinstance(reclaimed, _Failed):
+                reclaimed = self._scratch.reclaim(engine, scratch)
+                if isinstance(reclaimed, Failed):
                     self._leftovers.append((engine, scratch))
                     if isinstance(outcome, ReplayResult) and outcome.error is None:
                         message = f"the replay's database could not be dropped: {reclaimed.message}"
@@ -373,13 +372,11 @@ class Sandbox:
         return outcome
 
     def _reclaim_leftovers(self) -> None:
-        kept = []
-        for engine, scratch in self._leftovers:
-            try:
-                engine.reclaim(scratch)
-            except Exception:
-                kept.append((engine, scratch))
-        self._leftovers = kept
+        self._leftovers = [
+            (engine, scratch)
+            for engine, scratch in self._leftovers
+            if not self._scratch.drop(engine, scratch)
+        ]
 
     def _exchange(self, job: ReplayJob, scratch: object) -> ReplayResult | _NotStarted:
         conn = self._start()
@@ -457,31 +454,7 @@ class Sandbox:
                 pass
         self._kill()
         self._reclaim_leftovers()
-
-
-@dataclass(frozen=True)
-class _Made:
-    value: object
-
-
-@dataclass(frozen=True)
-class _Failed:
-    message: str
-
-
-def _twice(engine: Engine, action: Callable[[], object]) -> _Made | _Failed:
-    """`action` once more after a failure (the server may have been briefly out of a resource
-    another replay held); the second failure's message. Only the engine's and the OS's errors
-    count: anything else is a harness defect and propagates."""
-    errors = (OSError, *engine.errors)
-    try:
-        return _Made(action())
-    except errors:
-        time.sleep(RETRY_PAUSE_SECONDS)
-    try:
-        return _Made(action())
-    except errors as exc:
-        return _Failed(bounded_message(str(exc) or type(exc).__name__))
+        self._leftovers += self._scratch.close()
 
 
 @dataclass(frozen=True)
@@ -498,8 +471,21 @@ def _death(exitcode: int | None) -> str:
     return f"the engine process exited unexpectedly (exit code {exitcode})"
 
 
+class _NoPandas:
+    """Refuses `import pandas` in a worker. pyarrow imports pandas, when it is installed, at the
+    first `pa.array` of a process (to ask whether the input is a Series): ~0.6 s idle and over a
+    second on a loaded machine, paid by every worker a grader starts, for nothing, since no
+    replay uses pandas. A worker that did would fail loudly, as a harness defect."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError(f"{name} is not imported in a replay worker", name=name)
+
+
 def main(argv: list[str]) -> None:
     """The worker's entry point: `python -m arrivalbench.sandbox FD PARENT_PID`."""
+    if "pandas" not in sys.modules:
+        sys.meta_path.insert(0, _NoPandas())
     die_with_parent(int(argv[2]))
     _serve(Connection(int(argv[1])))
 

@@ -188,6 +188,7 @@ def generate(
     seed_commitment: str | None = None,
     run: int = 1,
     engine: str = DEFAULT_ENGINE,
+    cache_dir: Path | None = None,
 ) -> RunDir:
     """Generate every missing cell, then write the run. Resumes a generation interrupted in `out`.
 
@@ -195,7 +196,8 @@ def generate(
     private (its hidden logs are graded later, from the secret, by grade-run). `run` is the
     replicate index recorded in arm_info (2 for an independent re-run of the same arms).
     `engine` is the SQL dialect the prompts name, the engine the snapshot checks run on, and the
-    run's engine in its manifest.
+    run's engine in its manifest. `cache_dir`: the verdict cache the snapshot checks read and
+    fill (None: every check runs).
     """
     out = Path(out)
     check_run_path(out)
@@ -265,7 +267,7 @@ def generate(
     if done:
         log(f"resuming: {done} cells already generated, {len(todo)} to go")
     get_engine(engine)  # a server engine starts (or fails to) before any model call
-    graders = GraderPool(seed, limits, engine)
+    graders = GraderPool(seed, limits, engine, cache_dir)
 
     async def one(arm: str, task: Task, sample: int, gate: asyncio.Semaphore) -> None:
         async with gate:
@@ -420,6 +422,7 @@ def rerun_no_artifact(
     task_ids: list[str] | None = None,
     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
     engine: str | None = None,
+    cache_dir: Path | None = None,
 ) -> tuple[RunDir, int]:
     """Ask the model again for the cells of a finished generated run that have no script for `reason`.
 
@@ -482,7 +485,7 @@ def rerun_no_artifact(
     get_engine(engine)
 
     # the model's snapshot checks under the limits the run was generated (and is graded) with
-    graders = GraderPool(seed, run.limits(), engine)
+    graders = GraderPool(seed, run.limits(), engine, cache_dir)
     results: dict[tuple[str, str, int], CellResult] = {}
 
     async def one(cell: Cell, gate: asyncio.Semaphore) -> None:

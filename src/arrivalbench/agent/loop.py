@@ -14,6 +14,7 @@ import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from arrivalbench.agent.models import MAX_TOKENS, Message, Model, Reply, Request, temperature
@@ -26,6 +27,7 @@ from arrivalbench.agent.prompts import (
     guard,
     no_code_feedback,
 )
+from arrivalbench.cache import VerdictCache
 from arrivalbench.engines import DEFAULT_ENGINE, Limits
 from arrivalbench.grade import Grader
 from arrivalbench.spec import Task
@@ -244,11 +246,18 @@ class GraderPool:
 
     A Grader holds a sandbox worker process; a thread takes a free one or starts a new one, so
     the pool grows to the number of threads grading at once. Blocking: call it off the event loop.
-    Every grader runs scripts on `engine`, the engine the cells' prompts name.
+    Every grader runs scripts on `engine`, the engine the cells' prompts name. With `cache_dir`
+    the snapshot checks read and fill that verdict cache (cache.py): a script the model sent
+    before (or the same script in another cell) is not run again, and `grade-run` later finds
+    its snapshot verdict there. A cached entry is byte-identical to a fresh one, so the feedback
+    and the transcript are the same either way.
     """
 
-    def __init__(self, seed: int, limits: Limits, engine: str = DEFAULT_ENGINE) -> None:
+    def __init__(
+        self, seed: int, limits: Limits, engine: str = DEFAULT_ENGINE, cache_dir: Path | None = None
+    ) -> None:
         self.seed, self.limits, self.engine = seed, limits, engine
+        self.cache_dir = cache_dir
         self._free: queue.SimpleQueue[Grader] = queue.SimpleQueue()
         self._all: list[Grader] = []
         self._lock = threading.Lock()
@@ -258,7 +267,10 @@ class GraderPool:
         try:
             grader = self._free.get_nowait()
         except queue.Empty:
-            grader = Grader(seed=self.seed, limits=self.limits, engine_name=self.engine)
+            cache = VerdictCache(self.cache_dir) if self.cache_dir is not None else None
+            grader = Grader(
+                seed=self.seed, limits=self.limits, engine_name=self.engine, cache=cache
+            )
             with self._lock:
                 self._all.append(grader)
         try:
