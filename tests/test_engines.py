@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
 import pytest
 
-from arrivalbench.engines import Limits, memory_bytes
+from arrivalbench.engines import ENGINES, Limits, memory_bytes
 from arrivalbench.errors import UsageError
 
 
@@ -201,3 +202,60 @@ def test_postgres_fingerprint_moves_with_committed_changes_and_sequence_values(p
         ("COMMIT", "COMMIT"),
     ]
     assert _changes(postgres_engine, steps) == [False, True, True, True, False, False, True, True]
+
+
+# --- the registry: each engine declared once, everything else reads the declaration ------------
+
+
+@pytest.mark.parametrize("name", ENGINES)
+def test_each_engine_class_carries_its_registered_declaration(name):
+    from importlib import import_module
+
+    from arrivalbench.engines import REGISTRY
+
+    info = REGISTRY[name]
+    module, _, cls = info.factory.partition(":")
+    engine_class = getattr(import_module(module), cls)
+    assert engine_class.info is info and engine_class.name == name
+
+
+@pytest.mark.parametrize("name", ENGINES)
+def test_each_engine_declares_a_prompt_a_constraint_wording_and_a_rewrite(name):
+    from arrivalbench.agent.prompts import PROMPT_DIR
+    from arrivalbench.analysis.stats import CONSTRAINT_MESSAGES
+    from arrivalbench.dialects import DIALECTS
+    from arrivalbench.engines import REGISTRY
+
+    info = REGISTRY[name]
+    assert (PROMPT_DIR / info.prompt_file).is_file()
+    assert info.constraint_errors and set(info.constraint_errors) <= set(CONSTRAINT_MESSAGES)
+    assert (
+        name in DIALECTS
+    ) is not info.authored  # the authored engine runs the scripts as written
+
+
+def test_one_authored_engine_is_the_default_and_computes_the_oracle():
+    from arrivalbench.engines import AUTHORED, DEFAULT_ENGINE, REGISTRY, oracle_engine
+
+    assert [e.name for e in REGISTRY.values() if e.authored] == [AUTHORED.name] == [DEFAULT_ENGINE]
+    assert oracle_engine().info is AUTHORED
+
+
+def test_an_unknown_engine_name_says_which_was_meant():
+    from arrivalbench.engines import check_engine
+    from arrivalbench.errors import UnknownNameError
+
+    assert check_engine("sqlite") == "sqlite"
+    with pytest.raises(UnknownNameError, match=re.escape("Did you mean 'sqlite'?")):
+        check_engine("sqlit")
+
+
+def test_the_registry_loads_no_engine_library():
+    """The CLI validates --engine and the report reads error wording before any command runs:
+    the declarations must not import DuckDB, Arrow, sqlglot or psycopg (start-up, issue 23)."""
+    code = (
+        "import sys, arrivalbench.engines as e; e.engine_info('postgres'); "
+        "print(sorted(m for m in ('duckdb', 'pyarrow', 'sqlglot', 'psycopg') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -33,10 +33,10 @@ from dataclasses import dataclass
 
 import duckdb
 
+from arrivalbench.engines import DEFAULT_ENGINE, engine_info
 from arrivalbench.spec import SourceSpec, Task
 
 _META = "EXCLUDE (_arrival_seq, _batch_id)"
-AUTHORED = "duckdb"
 
 
 def _history(source: SourceSpec, where: str = "", portable: bool = False) -> list[str]:
@@ -151,7 +151,7 @@ TEMPLATES: dict[str, Baseline] = {
 BASELINES: dict[str, Baseline] = {**NAIVE, **TEMPLATES}
 
 
-def baseline_script(task: Task, name: str, engine: str = AUTHORED) -> str | None:
+def baseline_script(task: Task, name: str, engine: str = DEFAULT_ENGINE) -> str | None:
     """The SQL of a baseline or template for this task, or None when the oracle is not a single
     query; for an engine other than DuckDB, in the form dialects.transpile carries to it."""
     try:
@@ -161,7 +161,7 @@ def baseline_script(task: Task, name: str, engine: str = AUTHORED) -> str | None
     if len(statements) != 1:
         return None
     query = statements[0].query.strip().rstrip(";")
-    portable = engine != AUTHORED
+    portable = not engine_info(engine).authored
     lines = [
         stmt for source in task.spec.sources for stmt in BASELINES[name].stage(source, portable)
     ]

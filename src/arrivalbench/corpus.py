@@ -18,14 +18,14 @@ from arrivalbench.dialects import (
     source_decimals,
     transpile,
 )
-from arrivalbench.engines import Limits
+from arrivalbench.engines import DEFAULT_ENGINE, Limits
 from arrivalbench.seeds import DEFAULT_SEED
 from arrivalbench.spec import get_task, load_suite
 from arrivalbench.store import Cell, RunDir, create_suite_run, sha256_text
 
 
 def corpus_cells(
-    task_ids: list[str] | None = None, engine: str = "duckdb"
+    task_ids: list[str] | None = None, engine: str = DEFAULT_ENGINE
 ) -> tuple[list[Cell], dict[str, str]]:
     """Every reference artifact in `engine`'s SQL (transpiled, or the task's override file); a
     baseline that does not transpile is left out (it is a reference arm, never a task's own)."""
@@ -75,7 +75,7 @@ def make_corpus(
     limits: Limits | None = None,
     task_ids: list[str] | None = None,
     seed_commitment: str | None = None,
-    engine: str = "duckdb",
+    engine: str = DEFAULT_ENGINE,
 ) -> RunDir:
     """The corpus as an ungraded run on `engine`; `seed_commitment` makes it private
     (seeds.PrivateSeed)."""

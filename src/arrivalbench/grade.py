@@ -21,7 +21,7 @@ import pyarrow as pa
 from arrivalbench import __version__
 from arrivalbench.cache import VerdictCache, oracle_key, verdict_key
 from arrivalbench.compare import compare
-from arrivalbench.engines import Limits, get_engine, oracle_engine
+from arrivalbench.engines import DEFAULT_ENGINE, Limits, get_engine, oracle_engine
 from arrivalbench.errors import PipelineInputError
 from arrivalbench.logs import Log
 from arrivalbench.oracle import compute_oracle, oracle_over
@@ -79,7 +79,7 @@ class Grader:
 
     seed: int = DEFAULT_SEED
     limits: Limits = field(default_factory=Limits)
-    engine_name: str = "duckdb"
+    engine_name: str = DEFAULT_ENGINE
     private: PrivateSeed | None = None
     """The secret the hidden logs descend from; None: they descend from `seed` (a public run)."""
     cache: VerdictCache | None = None
@@ -292,7 +292,7 @@ def replay_command(
     schedule_file: str | None = None,
     seed_file: str | None = None,
     suite_dir: str | None = None,
-    engine: str = "duckdb",
+    engine: str = DEFAULT_ENGINE,
 ) -> str:
     """The exact command that replays one verdict, limits and engine included when they are not
     the defaults.
@@ -315,6 +315,6 @@ def replay_command(
         from arrivalbench.store import limits_flags
 
         command += limits_flags(limits)
-    if engine != "duckdb":
+    if engine != DEFAULT_ENGINE:
         command += f" --engine {engine}"
     return command

@@ -26,7 +26,7 @@ from multiprocessing.connection import Connection
 from typing import ClassVar
 
 from arrivalbench import replies
-from arrivalbench.engines import Database, Engine, Limits, Statement, get_engine
+from arrivalbench.engines import DEFAULT_ENGINE, Database, Engine, Limits, Statement, get_engine
 from arrivalbench.logs import log_from_seed
 from arrivalbench.replay import (
     Heartbeat,
@@ -103,7 +103,7 @@ class ReplayJob:
     schedule: Schedule
     script: str
     limits: Limits
-    engine: str = "duckdb"
+    engine: str = DEFAULT_ENGINE
     cap: ResultCap | None = None
     observe: bool = False
     """Read the target after every delivery too (ReplayResult.trace), for `explain`."""

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from arrivalbench.cache import VerdictCache
-from arrivalbench.engines import Limits, get_engine
+from arrivalbench.engines import DEFAULT_ENGINE, Limits, get_engine
 from arrivalbench.errors import UsageError
 from arrivalbench.grade import Grader
 from arrivalbench.sandbox import die_with_parent
@@ -46,7 +46,7 @@ class SweepConfig:
     private: PrivateSeed | None = None
     suite_dirs: tuple[Path, ...] = ()  # the user's suite folders, as the parent resolved them
     cache_dir: Path | None = None  # the verdict cache (see cache.py); None: grade everything
-    engine: str = "duckdb"  # the run's engine (manifest), which every cell is graded on
+    engine: str = DEFAULT_ENGINE  # the run's engine (manifest), which every cell is graded on
 
     @classmethod
     def from_manifest(
@@ -69,7 +69,7 @@ class SweepConfig:
             private=private,
             suite_dirs=suite_dirs,
             cache_dir=cache_dir,
-            engine=str(manifest.get("engine", "duckdb")),
+            engine=str(manifest.get("engine", DEFAULT_ENGINE)),
         )
 
 
@@ -319,7 +319,7 @@ def _regraded_copy(
                 "engine_version": manifest.get("engine_version"),
             },
             "harness_version": __version__,
-            "engine_version": get_engine(manifest.get("engine", "duckdb")).version,
+            "engine_version": get_engine(manifest.get("engine", DEFAULT_ENGINE)).version,
             "config": {**manifest["config"], **limits_config(graded_under)},
         },
     )

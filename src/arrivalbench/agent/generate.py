@@ -32,7 +32,7 @@ from arrivalbench.agent.prompts import (
     check_arm,
     check_engine,
 )
-from arrivalbench.engines import Limits, get_engine
+from arrivalbench.engines import DEFAULT_ENGINE, Limits, get_engine
 from arrivalbench.errors import UnknownNameError, UsageError
 from arrivalbench.seeds import DEFAULT_SEED
 from arrivalbench.spec import Task, get_task, load_suite, suite_hash, task_folders
@@ -107,7 +107,7 @@ def write_run(
     run: int = 1,
     role: str | None = None,
     runs: dict[str, int] | None = None,
-    engine: str = "duckdb",
+    engine: str = DEFAULT_ENGINE,
 ) -> RunDir:
     """Finish a generated run: cells.parquet and the manifest, from finished cells.
 
@@ -150,7 +150,7 @@ def _plan(
     max_tokens: int,
     seed_commitment: str | None,
     run: int = 1,
-    engine: str = "duckdb",
+    engine: str = DEFAULT_ENGINE,
 ) -> dict[str, Any]:
     plan = {
         "model": model.name,
@@ -163,7 +163,7 @@ def _plan(
         "suite_hash": suite_hash(),
         "prompt_sha256": {arm: arm_sha256(arm, engine) for arm in arms},
     }
-    if engine != "duckdb":  # absent on DuckDB: older plans still match
+    if engine != DEFAULT_ENGINE:  # absent on DuckDB: older plans still match
         plan["engine"] = engine
     if seed_commitment is not None:  # absent, not null, for a public run: older plans still match
         plan["seed_commitment"] = seed_commitment
@@ -187,7 +187,7 @@ def generate(
     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
     seed_commitment: str | None = None,
     run: int = 1,
-    engine: str = "duckdb",
+    engine: str = DEFAULT_ENGINE,
     cache_dir: Path | None = None,
 ) -> RunDir:
     """Generate every missing cell, then write the run. Resumes a generation interrupted in `out`.
@@ -240,10 +240,10 @@ def generate(
     plan_path = RunDir(out).plan_path
     if plan_path.exists():
         previous = json.loads(RunDir(out).read_bytes(plan_path))
-        if previous.get("engine", "duckdb") != engine:  # a DuckDB plan has no engine key
+        if previous.get("engine", DEFAULT_ENGINE) != engine:  # a DuckDB plan has no engine key
             raise UsageError(
-                f"{out}: an interrupted generation on {previous.get('engine', 'duckdb')} is "
-                f"here; resume it with --engine {previous.get('engine', 'duckdb')} or choose a "
+                f"{out}: an interrupted generation on {previous.get('engine', DEFAULT_ENGINE)} is "
+                f"here; resume it with --engine {previous.get('engine', DEFAULT_ENGINE)} or choose a "
                 "new --out."
             )
         changed = sorted(key for key in plan if previous.get(key) != plan[key])
@@ -326,7 +326,7 @@ def import_scripts(
     seed_commitment: str | None = None,
     role: str = "human",
     run: int = 1,
-    engine: str = "duckdb",
+    engine: str = DEFAULT_ENGINE,
 ) -> RunDir:
     """A folder of scripts as an arm: `<task>.sql` is sample 0, `<task>.<n>.sql` (or `<task>/<n>.sql`) sample n.
 
@@ -443,7 +443,7 @@ def rerun_no_artifact(
             f"{out}: not a run written by 'arrivalbench generate'; --rerun-no-artifact asks the "
             "model of a generated run again."
         )
-    recorded = str(manifest.get("engine", "duckdb"))
+    recorded = str(manifest.get("engine", DEFAULT_ENGINE))
     if engine is not None and engine != recorded:
         raise UsageError(
             f"--engine {engine}: {out} was generated for {recorded} (its manifest says so); its "

@@ -35,7 +35,7 @@ from arrivalbench.agent.generate import cell_of, save_transcript, write_run
 from arrivalbench.agent.inspect_task import METADATA, RECORD_TAG, TRANSCRIPT
 from arrivalbench.agent.loop import CellResult
 from arrivalbench.agent.prompts import ARMS, arm_sha256
-from arrivalbench.engines import ENGINES, Limits, get_engine
+from arrivalbench.engines import DEFAULT_ENGINE, ENGINES, Limits, get_engine
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.spec import suite_hash
 from arrivalbench.store import RunDir, RunStoreError, check_cell_names, verdict_row
@@ -97,7 +97,7 @@ def _settings(path: Path, log: EvalLog) -> dict[str, Any]:
             "--suite-dir folders (or ARRIVALBENCH_SUITE_PATH) the eval ran with."
         )
     arm = info.get("arm")
-    engine = info.get("engine", "duckdb")
+    engine = info.get("engine", DEFAULT_ENGINE)
     if engine not in ENGINES:
         raise InspectLogError(
             f"{path}: engine {engine!r} in its metadata; this ArrivalBench knows "
@@ -303,7 +303,10 @@ def _distrust(
         return "a record of another script"
     if record.get("harness_version") != __version__:
         return "another harness version"
-    if record.get("engine", "duckdb") != engine or record.get("engine_version") != engine_version:
+    if (
+        record.get("engine", DEFAULT_ENGINE) != engine
+        or record.get("engine_version") != engine_version
+    ):
         return "another engine version"
     if record.get("seed") != seed or "seed_commitment" in record:
         return "another seed"
@@ -315,7 +318,7 @@ def keep_verdicts(
     results: list[CellResult],
     records: dict[tuple[str, str, int], Claim],
     seed: int,
-    engine: str = "duckdb",
+    engine: str = DEFAULT_ENGINE,
 ) -> KeptVerdicts:
     """Store the scorer's authenticated verdicts as the run's verdict rows.
 

@@ -60,7 +60,7 @@ from arrivalbench.agent.prompts import (
     check_engine,
 )
 from arrivalbench.analysis.stats import outcomes, rate, task_rates
-from arrivalbench.engines import Limits
+from arrivalbench.engines import DEFAULT_ENGINE, Limits
 from arrivalbench.errors import UsageError
 from arrivalbench.schedules import SCHEDULE_NAMES, default_schedules
 from arrivalbench.seeds import DEFAULT_SEED
@@ -95,7 +95,7 @@ class EvalGraders:
     leaves no process behind.
     """
 
-    def __init__(self, seed: int, limits: Limits, engine: str = "duckdb") -> None:
+    def __init__(self, seed: int, limits: Limits, engine: str = DEFAULT_ENGINE) -> None:
         self.pool = GraderPool(seed, limits, engine)
         self.size = os.cpu_count() or 1
         self.leases = 0
@@ -131,7 +131,9 @@ class EvalGraders:
 _POOLS: dict[tuple[int, Limits, str], EvalGraders] = {}
 
 
-def grader_pool(seed: int, limits: Limits | None = None, engine: str = "duckdb") -> EvalGraders:
+def grader_pool(
+    seed: int, limits: Limits | None = None, engine: str = DEFAULT_ENGINE
+) -> EvalGraders:
     limits = limits or Limits()
     key = (seed, limits, engine)
     if key not in _POOLS:
@@ -150,7 +152,7 @@ def task_ids(tasks: str | list[str] | None) -> list[str]:
     return ids
 
 
-def samples(arm: str, k: int, ids: list[str], engine: str = "duckdb") -> list[Sample]:
+def samples(arm: str, k: int, ids: list[str], engine: str = DEFAULT_ENGINE) -> list[Sample]:
     """One sample per (task, sample index); the index sets the temperature."""
     out = []
     for task_id in ids:
@@ -206,7 +208,7 @@ def repair(
     turns: int = TURNS,
     seed: int = DEFAULT_SEED,
     max_tokens: int = MAX_TOKENS,
-    engine: str = "duckdb",
+    engine: str = DEFAULT_ENGINE,
 ) -> Solver:
     """The repair loop with the eval's model: at most `turns` replies, each script checked on the
     snapshot on `engine`."""
@@ -359,7 +361,7 @@ def all_in() -> Metric:
 
 
 @scorer(metrics=[gap(), gap_stderr(), snapshot_pass(), error(), all_in(), schedule_pass()])
-def replay(seed: int = DEFAULT_SEED, engine: str = "duckdb") -> Scorer:
+def replay(seed: int = DEFAULT_SEED, engine: str = DEFAULT_ENGINE) -> Scorer:
     """Replay the final script over the task's default schedules on `engine`: a verdict string
     per schedule."""
 
@@ -417,7 +419,7 @@ def arrivalbench(
     seed: int = DEFAULT_SEED,
     max_tokens: int = MAX_TOKENS,
     run: int = 1,
-    engine: str = "duckdb",
+    engine: str = DEFAULT_ENGINE,
 ) -> Task:
     """ArrivalBench cells of one arm: every task (or `tasks`, a comma list) with samples 0..k-1.
 
@@ -448,7 +450,7 @@ def arrivalbench(
         "run": run,
         "engine": engine,
     }
-    name = f"arrivalbench-{arm}" if engine == "duckdb" else f"arrivalbench-{arm}-{engine}"
+    name = f"arrivalbench-{arm}" if engine == DEFAULT_ENGINE else f"arrivalbench-{arm}-{engine}"
     return Task(
         dataset=MemoryDataset(samples(arm, k, ids, engine), name=name),
         solver=repair(turns=turns, seed=seed, max_tokens=max_tokens, engine=engine),

@@ -28,7 +28,7 @@ from arrivalbench.agent.prompts import (
     no_code_feedback,
 )
 from arrivalbench.cache import VerdictCache
-from arrivalbench.engines import Limits
+from arrivalbench.engines import DEFAULT_ENGINE, Limits
 from arrivalbench.grade import Grader
 from arrivalbench.spec import Task
 from arrivalbench.store import sha256_text
@@ -254,7 +254,7 @@ class GraderPool:
     """
 
     def __init__(
-        self, seed: int, limits: Limits, engine: str = "duckdb", cache_dir: Path | None = None
+        self, seed: int, limits: Limits, engine: str = DEFAULT_ENGINE, cache_dir: Path | None = None
     ) -> None:
         self.seed, self.limits, self.engine = seed, limits, engine
         self.cache_dir = cache_dir

@@ -34,7 +34,8 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from arrivalbench.engines import ENGINES
+from arrivalbench.engines import DEFAULT_ENGINE, engine_info
+from arrivalbench.engines import check_engine as check_engine  # the agent modules' validator
 from arrivalbench.errors import ArrivalBenchError, UnknownNameError
 from arrivalbench.leak import scan
 from arrivalbench.spec import Task
@@ -73,15 +74,9 @@ def check_arm(arm: str) -> str:
     return arm
 
 
-def check_engine(engine: str) -> str:
-    if engine not in ENGINES:
-        raise UnknownNameError("engine", engine, ENGINES)
-    return engine
-
-
-def system_file(engine: str = "duckdb") -> str:
+def system_file(engine: str = DEFAULT_ENGINE) -> str:
     """The system prompt's template for `engine` (DuckDB's keeps its name, and its bytes)."""
-    return "system.md" if check_engine(engine) == "duckdb" else f"system.{engine}.md"
+    return engine_info(engine).prompt_file
 
 
 def arm_role(arm: str) -> str:
@@ -89,7 +84,7 @@ def arm_role(arm: str) -> str:
     return "model" if check_arm(arm) == BASELINE_ARM else "intervention"
 
 
-def arm_sha256(arm: str, engine: str = "duckdb") -> str:
+def arm_sha256(arm: str, engine: str = DEFAULT_ENGINE) -> str:
     """Version of an arm's prompt templates on `engine`: the hash of every text file the arm can
     send (on DuckDB the same hash as before engines were named)."""
     names = [
@@ -126,13 +121,13 @@ def _columns(columns: dict[str, str]) -> str:
     )
 
 
-def build_prompt(task: Task, arm: str, engine: str = "duckdb") -> Prompt:
+def build_prompt(task: Task, arm: str, engine: str = DEFAULT_ENGINE) -> Prompt:
     """The opening system and user messages of one cell on `engine`; raises LeakError for a
     warned text in a silent arm."""
     check_arm(arm)
     system = text(system_file(engine))
     existing_sql = task.existing_sql
-    if engine != "duckdb" and existing_sql:
+    if existing_sql and not engine_info(engine).authored:
         from arrivalbench.dialects import script_for
 
         existing_sql = script_for(task, "existing.sql", existing_sql, engine)  # as the gate runs it

@@ -16,9 +16,7 @@ from dataclasses import dataclass
 
 from arrivalbench.analysis.agreement import McNemar, mcnemar
 from arrivalbench.analysis.stats import CellOutcome
-
-DEFAULT_ENGINE = "duckdb"
-"""The engine of a run whose manifest predates the `engine` field."""
+from arrivalbench.engines import DEFAULT_ENGINE as DEFAULT_ENGINE  # of a manifest without one
 
 
 @dataclass(frozen=True)

@@ -53,9 +53,11 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
+from arrivalbench.engines import AUTHORED
+
 __all__ = ["FEATURES", "Idioms", "idioms"]
 
-DIALECT = "duckdb"
+DIALECT = AUTHORED.dialect
 ARRIVAL = "_arrival_seq"
 EVENT = "event_id"  # every source carries it (spec.SourceSpec)
 

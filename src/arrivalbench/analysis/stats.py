@@ -19,6 +19,7 @@ from typing import Literal
 import numpy as np
 import pyarrow as pa
 
+from arrivalbench.engines import REGISTRY
 from arrivalbench.errors import UsageError
 from arrivalbench.hazards import BENIGN, HAZARDS, IDEMPOTENCY, LOUD, ORDERING, SILENT
 from arrivalbench.seeds import rng as seeded_rng
@@ -169,15 +170,8 @@ def outcomes(cells: list[Cell], verdicts: pa.Table, tasks: dict[str, Task]) -> l
 
 
 CONSTRAINT = "constraint_violation"
-CONSTRAINT_MESSAGES = (
-    "Constraint Error",  # DuckDB
-    "constraint failed",  # SQLite: UNIQUE / NOT NULL / CHECK constraint failed
-    "violates unique constraint",  # PostgreSQL, and the three below
-    "violates not-null constraint",
-    "violates check constraint",
-    "violates foreign key constraint",
-)
-"""How each engine words a SQL error raised by a constraint."""
+CONSTRAINT_MESSAGES = tuple(m for e in REGISTRY.values() for m in e.constraint_errors)
+"""How each engine words a SQL error raised by a constraint (its `EngineInfo` declares it)."""
 
 
 def error_class(stored: str | None, record: str | None) -> str:

@@ -32,7 +32,7 @@ import yaml
 
 from arrivalbench.check.delivery import Mode, arrival_base, delivered_table, stamp
 from arrivalbench.check.jobs import LogFile, full_refresh_schedule
-from arrivalbench.engines import Engine, Limits, Statement
+from arrivalbench.engines import DUCKDB, Engine, Limits, Statement
 from arrivalbench.engines.duckdb import DuckDBSession
 from arrivalbench.errors import CheckInputError
 from arrivalbench.replay import Heartbeat, ReplayResult, ResultCap, RunError
@@ -130,7 +130,11 @@ def copy_project(
     shutil.copytree(project, os.path.join(scratch, "project"), ignore=IGNORED)
     os.makedirs(os.path.join(scratch, "profiles"))
     settings = {"threads": 1, "memory_limit": limits.memory_limit}
-    output = {"type": "duckdb", "path": os.path.join(scratch, DATABASE_FILE), "threads": 1}
+    output = {
+        "type": DUCKDB.dbt_adapter,
+        "path": os.path.join(scratch, DATABASE_FILE),
+        "threads": 1,
+    }
     config = {profile: {"target": "check", "outputs": {"check": {**output, "settings": settings}}}}
     Path(scratch, "profiles", "profiles.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
     return DbtProject(scratch, model, "", "", "")
@@ -181,7 +185,7 @@ class ParseJob:
     where: str
     limits: Limits
     script: None = None
-    engine: str = "duckdb"
+    engine: str = DUCKDB.name
     cap: ResultCap | None = None
 
     def run(
@@ -272,7 +276,7 @@ class DbtCheckJob:
     arrival_column: str | None
     first_arrivals: np.ndarray | None = field(default=None, repr=False)
     script: None = None
-    engine: str = "duckdb"
+    engine: str = DUCKDB.name
     cap: ResultCap | None = None
 
     def run(

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from arrivalbench.check.delivery import Mode, delivered_table, deliverer, land
-from arrivalbench.engines import Database, Engine, Limits, Session, Statement
+from arrivalbench.engines import DEFAULT_ENGINE, Database, Engine, Limits, Session, Statement
 from arrivalbench.logs import Log
 from arrivalbench.replay import Heartbeat, ReplayResult, ResultCap, replay
 from arrivalbench.schedules import Delivery, Schedule
@@ -85,7 +85,7 @@ class SqlCheckJob:
     mode: Mode
     arrival_column: str | None
     first_arrivals: np.ndarray | None = field(default=None, repr=False)
-    engine: str = "duckdb"
+    engine: str = DEFAULT_ENGINE
     cap: ResultCap | None = None
     uses_database: ClassVar[bool] = True
     """The worker hands `run` this replay's database, as it does a suite replay's."""

@@ -37,7 +37,7 @@ from arrivalbench.check.delivery import MODES, Mode, arrival_base, first_arrival
 from arrivalbench.check.jobs import LogFile, SqlCheckJob
 from arrivalbench.check.log import LogColumns, read_log
 from arrivalbench.check.verdict import compare_tables, drop_ignored, target_spec
-from arrivalbench.engines import Limits, get_engine
+from arrivalbench.engines import DEFAULT_ENGINE, Limits, engine_info, get_engine, oracle_engine
 from arrivalbench.errors import CheckInputError, UnknownNameError, UsageError
 from arrivalbench.grade import RECORD_FORMAT, artifact_sha256
 from arrivalbench.logs import Log
@@ -70,7 +70,7 @@ class CheckConfig:
     schedules: str | None = None
     oracle: Path | None = None
     ignore_columns: tuple[str, ...] = ()
-    engine: str = "duckdb"
+    engine: str = DEFAULT_ENGINE
 
     @property
     def is_dbt(self) -> bool:
@@ -114,15 +114,16 @@ def validate(config: CheckConfig) -> None:
         )
     if config.mode is not None and config.mode not in MODES:
         raise UsageError(f"--mode {config.mode}: give batch or landing.")
-    if config.engine != "duckdb" and config.is_dbt:
+    engine = engine_info(config.engine)
+    if engine.dbt_adapter is None and config.is_dbt:
         raise UsageError(
             f"check --dbt-project runs dbt-duckdb only; --engine {config.engine} is for "
             "--pipeline P.sql (drop --engine to check the dbt project on DuckDB)."
         )
-    if config.engine == "sqlite" and config.source_table and "." in config.source_table:
+    if not engine.schemas and config.source_table and "." in config.source_table:
         raise UsageError(
-            f"--source-table {config.source_table}: SQLite has no schemas; give the landing "
-            "table's name alone."
+            f"--source-table {config.source_table}: {engine.label} has no schemas; give the "
+            "landing table's name alone."
         )
     if config.oracle is not None and not config.oracle.is_file():
         raise CheckInputError(f"--oracle {config.oracle}: file not found; pass a .sql query.")
@@ -271,7 +272,7 @@ class Check:
             stamps = first_arrivals(log, schedule, base) if arrival else None
             key = "" if stamps is None else hashlib.sha256(stamps.tobytes()).hexdigest()
             if key not in expected_cache:
-                if oracle_sql is not None and config.engine != "duckdb":
+                if oracle_sql is not None and not engine_info(config.engine).authored:
                     expected_cache[key] = self._engine_oracle(oracle_sql, log_file, stamps, sandbox)
                 elif oracle_sql is not None:
                     expected_cache[key] = self._query_oracle(log, oracle_table, oracle_sql, stamps)
@@ -343,7 +344,7 @@ class Check:
         complete = delivered_table(
             log, np.arange(log.n), (), self.config.columns.arrival_column, stamps
         )
-        engine = get_engine("duckdb")
+        engine = oracle_engine()
         try:
             return engine.query({table_name: complete}, sql)
         except Exception as exc:

@@ -6,9 +6,10 @@ import math
 import re
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from importlib import import_module
 from typing import TYPE_CHECKING, Protocol
 
-from arrivalbench.errors import UnknownNameError, UsageError
+from arrivalbench.errors import ArrivalBenchError, UnknownNameError, UsageError
 
 if TYPE_CHECKING:  # Arrow only in signatures: the CLI imports Limits and ENGINES without it
     import pyarrow as pa
@@ -170,6 +171,7 @@ class Database(Protocol):
 
 
 class Engine(Protocol):
+    info: EngineInfo  # its declaration (see REGISTRY)
     name: str
     version: str
     errors: tuple[type[BaseException], ...]
@@ -198,34 +200,112 @@ class Engine(Protocol):
     def query(self, tables: dict[str, pa.Table], sql: str) -> pa.Table: ...
 
 
-ENGINES = ("duckdb", "sqlite", "postgres")
-"""Every engine a pipeline can be graded on. The oracle is always DuckDB's (see `oracle_engine`)."""
+class EngineUnavailable(ArrivalBenchError):
+    """An engine whose Python client is not installed."""
 
 
-def get_engine(name: str = "duckdb") -> Engine:
-    if name == "duckdb":
-        from arrivalbench.engines.duckdb import DuckDBEngine
+@dataclass(frozen=True)
+class EngineInfo:
+    """What the harness knows of an engine before loading it: each fact another module would
+    otherwise decide by comparing the engine's name. Plain data, so the CLI validates `--engine`
+    and the analysis reads error wording without importing DuckDB, Arrow or sqlglot."""
 
-        return DuckDBEngine()
-    if name == "sqlite":
-        from arrivalbench.engines.sqlite import SQLiteEngine
+    name: str
+    """The `--engine` value, and the name a manifest records."""
+    label: str
+    """How messages name it."""
+    factory: str
+    """`module:Class` of its Engine, imported on first use."""
+    dialect: str
+    """sqlglot's name for its SQL."""
+    authored: bool = False
+    """The suite's scripts are written in its SQL (no transpile, no override files), and it
+    computes every oracle: rule controls are judged there, once."""
+    schemas: bool = True
+    """A table name may carry a schema (`main.events`)."""
+    dbt_adapter: str | None = None
+    """The dbt adapter `check --dbt-project` runs on it; None when it runs none."""
+    prompt_file: str = "system.md"
+    """The system prompt's template (under agent/prompts/)."""
+    constraint_errors: tuple[str, ...] = ()
+    """How it words a SQL error raised by a key, NOT NULL or CHECK constraint."""
+    client: str | None = None
+    """The Python client module it needs beyond the package's own dependencies."""
+    client_hint: str = ""
+    """How to install `client`."""
 
-        return SQLiteEngine()
-    if name == "postgres":
-        from arrivalbench.engines.postgres import PostgresEngine, PostgresUnavailable
 
+DUCKDB = EngineInfo(
+    name="duckdb",
+    label="DuckDB",
+    factory="arrivalbench.engines.duckdb:DuckDBEngine",
+    dialect="duckdb",
+    authored=True,
+    dbt_adapter="duckdb",
+    constraint_errors=("Constraint Error",),
+)
+SQLITE = EngineInfo(
+    name="sqlite",
+    label="SQLite",
+    factory="arrivalbench.engines.sqlite:SQLiteEngine",
+    dialect="sqlite",
+    schemas=False,
+    prompt_file="system.sqlite.md",
+    constraint_errors=("constraint failed",),  # UNIQUE / NOT NULL / CHECK constraint failed
+)
+POSTGRES = EngineInfo(
+    name="postgres",
+    label="PostgreSQL",
+    factory="arrivalbench.engines.postgres:PostgresEngine",
+    dialect="postgres",
+    prompt_file="system.postgres.md",
+    constraint_errors=(
+        "violates unique constraint",
+        "violates not-null constraint",
+        "violates check constraint",
+        "violates foreign key constraint",
+    ),
+    client="psycopg",  # the client every PostgreSQL session speaks through
+    client_hint="pip install -e '.[postgres]' (make test installs it)",
+)
+
+REGISTRY: dict[str, EngineInfo] = {e.name: e for e in (DUCKDB, SQLITE, POSTGRES)}
+"""Every engine a pipeline can be graded on, by name. The oracle is always the authored one's."""
+ENGINES = tuple(REGISTRY)
+DEFAULT_ENGINE = DUCKDB.name
+"""The engine of a command without `--engine`, and of a record or manifest that names none."""
+AUTHORED = next(e for e in REGISTRY.values() if e.authored)
+"""The engine whose SQL the suite is written in, and which computes every oracle."""
+
+
+def engine_info(name: str) -> EngineInfo:
+    """The declaration of engine `name`; an unknown name is a UsageError with a "did you mean"."""
+    info = REGISTRY.get(name)
+    if info is None:
+        raise UnknownNameError("engine", name, list(ENGINES))
+    return info
+
+
+def check_engine(name: str) -> str:
+    """`name` when it names an engine (the one validator of `--engine`, plans and logs)."""
+    return engine_info(name).name
+
+
+def get_engine(name: str = DEFAULT_ENGINE) -> Engine:
+    info = engine_info(name)
+    if info.client is not None:
         try:
-            import psycopg  # noqa: F401  (the client every PostgreSQL session speaks through)
+            import_module(info.client)
         except ImportError:
-            raise PostgresUnavailable(
-                "--engine postgres needs the psycopg client, which is not installed: "
-                "pip install -e '.[postgres]' (make test installs it)."
+            raise EngineUnavailable(
+                f"--engine {info.name} needs the {info.client} client, which is not installed: "
+                f"{info.client_hint}."
             ) from None
-        return PostgresEngine()
-    raise UnknownNameError("engine", name, list(ENGINES))
+    module, _, cls = info.factory.partition(":")
+    return getattr(import_module(module), cls)()
 
 
 def oracle_engine() -> Engine:
     """The one reference computation every engine's result is compared with: DuckDB over the
     complete log (comparison is typed, so the same truth serves every engine)."""
-    return get_engine("duckdb")
+    return get_engine(AUTHORED.name)

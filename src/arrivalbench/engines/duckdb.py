@@ -20,7 +20,7 @@ from collections.abc import Hashable
 import duckdb
 import pyarrow as pa
 
-from arrivalbench.engines import Limits, Statement
+from arrivalbench.engines import DUCKDB, Limits, Statement
 
 ALLOWED_KINDS = frozenset(
     {
@@ -280,7 +280,8 @@ class DuckDBDatabase:
 
 
 class DuckDBEngine:
-    name = "duckdb"
+    info = DUCKDB
+    name = info.name
     version = duckdb.__version__
     errors: tuple[type[BaseException], ...] = (duckdb.Error,)
     """Exceptions that are the pipeline's doing; anything else is a harness defect and propagates."""

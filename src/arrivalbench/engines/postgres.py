@@ -61,7 +61,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType
 
-from arrivalbench.engines import Limits, Statement, landing_ddl
+from arrivalbench.engines import POSTGRES, Limits, Statement, landing_ddl
 from arrivalbench.errors import ArrivalBenchError
 
 ENV = "ARRIVALBENCH_POSTGRES"
@@ -647,7 +647,8 @@ def _function_names(tree: exp.Expression) -> set[str]:
 
 
 class PostgresEngine:
-    name = "postgres"
+    info = POSTGRES
+    name = info.name
     errors: tuple[type[BaseException], ...]
     scratch_ahead = True
     """A replay's database and role take ~0.15-0.4 s to make: the supervisor makes the next

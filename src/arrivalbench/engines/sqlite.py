@@ -36,7 +36,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from arrivalbench.engines import Limits, Statement, landing_ddl
+from arrivalbench.engines import SQLITE, Limits, Statement, landing_ddl
 
 ALLOWED_LEADING = frozenset(
     {
@@ -422,10 +422,11 @@ class SQLiteDatabase:
 
 
 class SQLiteEngine:
-    name = "sqlite"
+    info = SQLITE
+    name = info.name
     version = sqlite3.sqlite_version
     errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
-    dialect = "sqlite"
+    dialect = info.dialect
 
     def split(self, script: str) -> list[Statement]:
         """Statements split at semicolons outside strings, quoted names and comments; a piece

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from arrivalbench.engines import Limits
+from arrivalbench.engines import DEFAULT_ENGINE, Limits
 from arrivalbench.errors import PipelineInputError
 from arrivalbench.explain.divergence import Divergence, Step, first_divergence, observe
 from arrivalbench.explain.runner import Runner
@@ -119,7 +119,7 @@ def explain(
     max_replays: int = DEFAULT_MAX_REPLAYS,
     shrinking: bool = True,
     seed: int | None = None,
-    engine: str = "duckdb",
+    engine: str = DEFAULT_ENGINE,
 ) -> Explanation:
     """Shrink, locate and diagnose one schedule's verdict for one artifact.
 
@@ -187,7 +187,7 @@ def diagnose_schedule(
     log: Log,
     limits: Limits | None = None,
     sandbox: Sandbox | None = None,
-    engine: str = "duckdb",
+    engine: str = DEFAULT_ENGINE,
 ) -> list[str]:
     """The diagnosis of one schedule's FAIL without shrinking: a replay or two, for `grade` and
     `grade-run --explain` (which shares one worker across cells through `sandbox`)."""
@@ -207,7 +207,7 @@ def explain_command(
     *,
     seed_file: str | None = None,
     suite_dir: str | None = None,
-    engine: str = "duckdb",
+    engine: str = DEFAULT_ENGINE,
 ) -> str:
     """The command that explains one failing verdict (`schedule` is a name or a schedule file)."""
     import shlex
@@ -221,7 +221,7 @@ def explain_command(
         command += f" --seed {seed}"
     if seed_file is not None:
         command += f" --seed-file {shlex.quote(seed_file)}"
-    if engine != "duckdb":
+    if engine != DEFAULT_ENGINE:
         command += f" --engine {engine}"
     return command
 

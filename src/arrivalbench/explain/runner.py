@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from arrivalbench.compare import compare
-from arrivalbench.engines import Engine, Limits, get_engine, oracle_engine
+from arrivalbench.engines import DEFAULT_ENGINE, Engine, Limits, get_engine, oracle_engine
 from arrivalbench.grade import result_cap
 from arrivalbench.logs import Log
 from arrivalbench.oracle import oracle_over
@@ -58,7 +58,7 @@ class Runner:
     schedule: Schedule
     log: Log
     limits: Limits = field(default_factory=Limits)
-    engine_name: str = "duckdb"
+    engine_name: str = DEFAULT_ENGINE
     """The engine the pipeline runs on; expected tables and diagnoses are the oracle's (DuckDB)."""
     replays: int = 0
     sandbox: Sandbox | None = None

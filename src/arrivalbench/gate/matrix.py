@@ -21,6 +21,7 @@ from arrivalbench.dialects import (
     source_decimals,
     transpile,
 )
+from arrivalbench.engines import engine_info
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.grade import Grader
 from arrivalbench.leak import Leak, scan
@@ -173,7 +174,7 @@ def task_matrix(task: Task, grader: Grader, seed_independent: bool = True) -> Ma
         )
         for c in spec.controls
     ]
-    if engine == "duckdb":
+    if engine_info(engine).authored:
         # Whether the data exercises a rule is a property of the log and the oracle (DuckDB's on
         # every engine), not of the engine; rule controls are DuckDB SQL, judged once, there.
         found += [

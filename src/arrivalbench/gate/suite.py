@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from arrivalbench.cache import VerdictCache
-from arrivalbench.engines import get_engine
+from arrivalbench.engines import DEFAULT_ENGINE, get_engine
 from arrivalbench.gate.checks import check, earned_by
 from arrivalbench.gate.matrix import task_matrix
 from arrivalbench.gate.violations import Violation
@@ -107,7 +107,7 @@ def _gate_in_worker(
     seeds: list[int],
     private: PrivateSeed | None,
     cache_dir: Path | None,
-    engine: str = "duckdb",
+    engine: str = DEFAULT_ENGINE,
 ) -> TaskGate:
     global _GRADER
     if _GRADER is None or _GRADER.engine_name != engine:
@@ -125,7 +125,7 @@ def gate_suite(
     private: PrivateSeed | None = None,
     seed_count: int = GATE_SEED_COUNT,
     cache_dir: Path | None = None,
-    engine: str = "duckdb",
+    engine: str = DEFAULT_ENGINE,
 ) -> list[TaskGate]:
     """Gate every task at `seed_count` seeds from `seed` (seeds.gate_seeds), `jobs` tasks at a
     time; results come back in the order given.

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arrivalbench.analysis.engines import DEFAULT_ENGINE
 from arrivalbench.analysis.guards import GuardSplit, artifact_idioms, guard_split
 from arrivalbench.analysis.idioms import Idioms
 from arrivalbench.analysis.roles import ArmRole, arm_roles
@@ -29,6 +28,7 @@ from arrivalbench.analysis.stats import (
     paired,
     run_outcomes,
 )
+from arrivalbench.engines import DEFAULT_ENGINE
 from arrivalbench.errors import ArrivalBenchError, UsageError
 from arrivalbench.spec import get_task
 from arrivalbench.store import RunDir

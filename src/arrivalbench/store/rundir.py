@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from arrivalbench import __version__
-from arrivalbench.engines import Limits
+from arrivalbench.engines import DEFAULT_ENGINE, Limits
 from arrivalbench.seeds import PrivateSeed, gate_seeds
 from arrivalbench.store.errors import RunStoreError
 from arrivalbench.store.manifest import RUN_FORMAT, limits_config, manifest_problem, run_limits
@@ -603,7 +603,7 @@ def create_suite_run(
     config: dict[str, Any] | None = None,
     arm_info: dict[str, dict[str, Any]] | None = None,
     seed_commitment: str | None = None,
-    engine: str = "duckdb",
+    engine: str = DEFAULT_ENGINE,
 ) -> RunDir:
     """A new run over the suite path: its hash, the used tasks' hashes and the user's suite folders,
     the engine (name and version) and the limits.
