@@ -29,7 +29,7 @@ from arrivalbench.cli.output import err
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.terminal import text
 
-__all__ = ["app", "main"]
+__all__ = ["app", "main", "run"]
 
 app = typer.Typer(
     add_completion=False,
@@ -67,8 +67,17 @@ def main() -> None:
     import signal
 
     signal.signal(signal.SIGTERM, _terminate)
+    run()
+
+
+def run(argv: list[str] | None = None) -> None:
+    """Run the app on `argv` (default: the process's arguments) and exit with its code: a user
+    error is one line on stderr and exit code 2, an interrupt exit code 130."""
     try:
-        app()
+        if argv is None:
+            app()
+        else:
+            app(argv, prog_name="arrivalbench")
     except ArrivalBenchError as exc:
         err.print(text(f"arrivalbench: error: {exc}"), soft_wrap=True)
         sys.exit(2)

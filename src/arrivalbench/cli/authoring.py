@@ -34,7 +34,7 @@ def new_task_command(
     """Scaffold a working task folder to edit, in a folder you name (see docs/task-authoring.md)."""
     import shlex
 
-    from arrivalbench.scaffold import new_task, new_task_dir
+    from arrivalbench.scaffold import change_together, new_task, new_task_dir
 
     target = new_task_dir(suite_dir, builtin=builtin)
     folder = new_task(name, mode=mode, generator=generator, suite_dir=target)
@@ -45,6 +45,9 @@ def new_task_command(
         text(f"check its second oracle (oracle.py) with: arrivalbench audit{where} --tasks {name}"),
         soft_wrap=True,
     )
+    out.print("files that change together:", highlight=False)
+    for files, why in change_together(mode):
+        out.print(text(f"  {files}: {why}"), soft_wrap=True)
 
 
 def new_seed(

@@ -25,7 +25,7 @@ from arrivalbench.cli.options import (
     is_default_engine,
     read_pipeline,
 )
-from arrivalbench.cli.output import VERDICT_STYLE, err, out
+from arrivalbench.cli.output import VERDICT_STYLE, err, out, verdict_table
 from arrivalbench.engines import Limits
 from arrivalbench.terminal import text
 
@@ -157,20 +157,12 @@ def check(
 
 
 def check_table(record: dict[str, Any]) -> None:
-    from rich.table import Table
-
     from arrivalbench.check.junit import summary
 
     title = f"{record['task']} · mode {record['mode']} · oracle {record['oracle']}"
     if not is_default_engine(record["engine"]):
         title += f" · {record['engine']} {record['engine_version']}"
-    table = Table(title=text(title))
-    table.add_column("schedule")
-    table.add_column("verdict")
-    table.add_column("detail", overflow="fold")
-    for name, entry in record["verdicts"].items():
-        verdict = entry["verdict"]
-        table.add_row(text(name), text((verdict, VERDICT_STYLE[verdict])), text(summary(entry)))
+    table = verdict_table(title, record, summary)
     for name, reason in record["skipped"].items():
         table.add_row(text(name), text(("skipped", "dim")), text(reason))
     out.print(table)

@@ -32,7 +32,7 @@ from arrivalbench.cli.options import (
     secret,
     suite_dir_of,
 )
-from arrivalbench.cli.output import VERDICT_STYLE, out
+from arrivalbench.cli.output import out, verdict_table
 from arrivalbench.engines import Limits
 from arrivalbench.errors import UsageError
 from arrivalbench.terminal import text
@@ -138,16 +138,7 @@ def grade(
         sys.stdout.write(dumps(record))
         exit_on(record, fail_on)
         return
-    from rich.table import Table
-
-    table = Table(title=text(title))
-    table.add_column("schedule")
-    table.add_column("verdict")
-    table.add_column("detail", overflow="fold")
-    for name, entry in record["verdicts"].items():
-        verdict = entry["verdict"]
-        table.add_row(text(name), text((verdict, VERDICT_STYLE[verdict])), text(detail(entry)))
-    out.print(table)
+    out.print(verdict_table(title, record, detail))
     bad = [n for n, e in record["verdicts"].items() if e["verdict"] != "PASS"]
     if bad:
         out.print("Replay one of these with:", style="dim")

@@ -172,7 +172,10 @@ TaskOpt = Annotated[str, typer.Option("--task", "-t", help="Task id (see: arriva
 TasksOpt = Annotated[
     TaskIds | None,
     typer.Option(
-        "--tasks", help="Comma-separated task ids (default: all).", parser=_task_ids, metavar="TEXT"
+        "--tasks",
+        help="Comma-separated task ids (default: all).",
+        parser=_task_ids,
+        metavar="<str>",
     ),
 ]
 PipelineOpt = Annotated[Path, typer.Option("--pipeline", "-p", help="The pipeline's SQL file.")]

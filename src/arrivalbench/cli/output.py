@@ -7,9 +7,12 @@ widest row instead of truncating or wrapping a cell.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+
+from arrivalbench.terminal import text
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -32,3 +35,19 @@ def print_table(table: Table, console: Console = out) -> None:
         return
     # Console.print never goes past the console's width, so a wider table gets its own console.
     Console(file=console.file, width=natural, stderr=console.stderr).print(table)
+
+
+def verdict_table(
+    title: str, record: dict[str, Any], describe: Callable[[dict[str, Any]], str]
+) -> Table:
+    """A verdict record as a table: one row per schedule, its verdict and `describe(entry)`."""
+    from rich.table import Table
+
+    table = Table(title=text(title))
+    table.add_column("schedule")
+    table.add_column("verdict")
+    table.add_column("detail", overflow="fold")
+    for name, entry in record["verdicts"].items():
+        verdict = entry["verdict"]
+        table.add_row(text(name), text((verdict, VERDICT_STYLE[verdict])), text(describe(entry)))
+    return table

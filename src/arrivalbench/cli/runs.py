@@ -32,11 +32,27 @@ from arrivalbench.terminal import text
 if TYPE_CHECKING:
     from rich.table import Table
 
+    from arrivalbench.seeds import PrivateSeed
+    from arrivalbench.store import RunDir
+
 
 def _executor(value: str) -> str:
     if value not in ("local", "ray"):
         raise UsageError(f"--executor {value!r}: expected 'local' or 'ray'.")
     return value
+
+
+def open_run(
+    run_dir: Path, engine: str | None, seed_file: Path | None
+) -> tuple[RunDir, PrivateSeed | None]:
+    """The stored run to grade and the secret it needs, after refusing an --engine it was not
+    made for."""
+    from arrivalbench.store import RunDir
+    from arrivalbench.store.provenance import run_secret
+
+    run = RunDir.open(run_dir)
+    check_run_engine(run, engine)
+    return run, run_secret(run, seed_file)
 
 
 def summary_table(run: Any) -> Table:
@@ -96,8 +112,7 @@ def grade_run(
         TimeRemainingColumn,
     )
 
-    from arrivalbench.store import RunDir
-    from arrivalbench.store.provenance import run_kind, run_secret
+    from arrivalbench.store.provenance import run_kind
     from arrivalbench.sweep import sweep
 
     if ray_address is not None and executor != "ray":
@@ -106,9 +121,7 @@ def grade_run(
             "to grade on this machine."
         )
     limits = limit_flags(statement_timeout, memory_limit, replay_timeout)
-    run = RunDir.open(run_dir)
-    check_run_engine(run, engine)
-    private = run_secret(run, seed_file)
+    run, private = open_run(run_dir, engine, seed_file)
     run.tasks()  # a task missing from the suite path is one line, before the progress bar
     run.limits(limits)  # and so is a manifest asking for looser limits than the harness's
     counts: Counter[str] = Counter()
@@ -196,8 +209,6 @@ def regrade(
 
     The stored verdicts are never changed.
     """
-    from arrivalbench.store import RunDir
-    from arrivalbench.store.provenance import run_secret
     from arrivalbench.sweep import regrade as regrade_run
     from arrivalbench.sweep import verify
 
@@ -207,9 +218,7 @@ def regrade(
             "or --out NEW_RUN to write a re-graded copy; the stored verdicts are never changed."
         )
     limits = limit_flags(statement_timeout, memory_limit, replay_timeout)
-    run = RunDir.open(run_dir)
-    check_run_engine(run, engine)
-    private = run_secret(run, seed_file)
+    run, private = open_run(run_dir, engine, seed_file)
     run.limits(limits)
     if not verify_rows:
         assert out_dir is not None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -65,7 +65,7 @@ def _type_name(annotation: object) -> str:
     return str(annotation).replace("typing.", "")
 
 
-def describe_generator(kind: str) -> dict[str, object]:
+def describe_generator(kind: str) -> dict[str, Any]:
     """What a generator declares, for `arrivalbench generators`: the columns it produces at its
     default params (event_id included, with DuckDB types) and each param's type, default and
     bounds, read from its params model."""
