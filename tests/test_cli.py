@@ -68,6 +68,18 @@ def test_console_script_and_python_m_exit_0_for_help_and_2_for_a_user_error(tmp_
         ]
 
 
+def test_loading_the_cli_imports_none_of_the_grading_machinery():
+    """Every command module imports its machinery inside the command: --help and a typo are
+    answered without DuckDB, Arrow, numpy, sqlglot or pydantic (issue 23's start-up)."""
+    import subprocess
+
+    heavy = ("duckdb", "pyarrow", "numpy", "sqlglot", "pydantic", "yaml", "scipy")
+    code = f"import sys, arrivalbench.cli; print([m for m in {heavy!r} if m in sys.modules])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
 # --- tasks ----------------------------------------------------------------------------------------
 
 
