@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -40,6 +43,60 @@ def _private_verdict_cache(tmp_path_factory: pytest.TempPathFactory):
 def _no_suite_dirs_left_over(monkeypatch: pytest.MonkeyPatch) -> None:
     """Folders a test put on this process's suite path (spec.use_suite_dirs) end with the test."""
     monkeypatch.setattr("arrivalbench.spec._configured", None)
+
+
+@dataclass(frozen=True)
+class CliResult:
+    """What one CLI invocation did, named as subprocess.run names it."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def exit_code(self) -> int:
+        return self.returncode
+
+    @property
+    def output(self) -> str:
+        """Everything the command printed, stdout then stderr."""
+        return self.stdout + self.stderr
+
+
+Cli = Callable[..., CliResult]
+
+
+def run_cli(
+    *args: str | Path, env: dict[str, str | None] | None = None, cwd: Path | None = None
+) -> CliResult:
+    """The console script's `run` in this process, under Typer's CliRunner isolation: stdout and
+    stderr captured apart, `env` over os.environ (None removes a variable), no colour, 200
+    columns; a user error is exit code 2 and one line on stderr, as from the console script."""
+    from typer.testing import CliRunner
+
+    from arrivalbench.cli import run
+
+    overrides = {"NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
+    code = 0
+    place = contextlib.chdir(cwd) if cwd is not None else contextlib.nullcontext()
+    with CliRunner().isolation(env=overrides) as (stdout, stderr, _), place:
+        try:
+            run([str(a) for a in args])
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+        finally:  # flushed and read inside: the isolation closes its streams on leaving
+            sys.stdout.flush()
+            sys.stderr.flush()
+            printed = (stdout.getvalue(), stderr.getvalue())
+    return CliResult(code, *(text.decode("utf-8", "replace") for text in printed))
+
+
+@pytest.fixture(scope="session")
+def cli() -> Cli:
+    """Run the CLI in this process (see run_cli): `cli("grade", "--task", ...)` returns its exit
+    code, stdout and stderr. Tests about signals or the installed console script start a
+    subprocess instead."""
+    return run_cli
 
 
 @pytest.fixture

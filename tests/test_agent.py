@@ -11,7 +11,6 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from typer.testing import CliRunner
 
 from arrivalbench.agent.generate import (
     generate,
@@ -32,7 +31,6 @@ from arrivalbench.agent.prompts import (
     build_prompt,
     text,
 )
-from arrivalbench.cli import app
 from arrivalbench.errors import UnknownNameError, UsageError
 from arrivalbench.leak import scan
 from arrivalbench.schedules import SCHEDULE_NAMES
@@ -578,12 +576,11 @@ def test_resume_with_other_settings_is_refused(tmp_path: Path) -> None:
 # -- the command line ---------------------------------------------------------------------------
 
 
-def test_cli_generate_with_a_replay_file(tmp_path: Path) -> None:
+def test_cli_generate_with_a_replay_file(cli, tmp_path: Path) -> None:
     replay = tmp_path / "replies.json"
     replay.write_text(json.dumps({"daily_revenue": [fenced(GOLD["daily_revenue"])]}))
-    result = CliRunner().invoke(
-        app,
-        [
+    result = cli(
+        *[
             "generate",
             "--model",
             f"replay:{replay}",
@@ -734,12 +731,12 @@ def test_served_model_and_output_cap_are_recorded_per_cell(tmp_path: Path) -> No
     assert run.manifest["config"]["generation"]["max_tokens"] == 1234
 
 
-def test_cli_rerun_no_artifact_asks_again_with_a_higher_cap(tmp_path: Path) -> None:
+def test_cli_rerun_no_artifact_asks_again_with_a_higher_cap(cli, tmp_path: Path) -> None:
     replay, out = tmp_path / "replies.json", tmp_path / "run"
     cut = {"text": "First, let us consider what the table", "stop": "length"}
     replay.write_text(json.dumps({"daily_revenue": [cut], "customer_state": [cut]}))
     base = ["generate", "--model", f"replay:{replay}", "--out", str(out)]
-    result = CliRunner().invoke(app, [*base, "-k", "1", "--max-tokens", "100"])
+    result = cli(*[*base, "-k", "1", "--max-tokens", "100"])
     assert result.exit_code == 0, result.output
     assert {c.no_artifact_reason for c in RunDir.open(out).cells()} == {"truncated"}
     first = (out / "transcripts" / "unhinted" / "daily_revenue" / "0.json").read_text()
@@ -747,9 +744,7 @@ def test_cli_rerun_no_artifact_asks_again_with_a_higher_cap(tmp_path: Path) -> N
     replay.write_text(
         json.dumps({"daily_revenue": [fenced(GOLD["daily_revenue"])], "customer_state": [cut]})
     )
-    result = CliRunner().invoke(
-        app, [*base, "--rerun-no-artifact", "truncated", "--max-tokens", "16000"]
-    )
+    result = cli(*[*base, "--rerun-no-artifact", "truncated", "--max-tokens", "16000"])
     assert result.exit_code == 0, result.output
     assert "re-ran 2 cells" in result.stdout and "1 cells now without a script" in result.stdout
     run = RunDir.open(out)
@@ -920,10 +915,9 @@ def _sqlite_replies(tmp_path: Path) -> Path:
 
 
 def test_cli_generate_on_sqlite_checks_there_records_the_engine_and_grades_on_it(
+    cli,
     tmp_path: Path,
 ) -> None:
-    from test_cli import cli
-
     out = tmp_path / "run"
     done = cli(
         "generate", "--model", f"replay:{_sqlite_replies(tmp_path)}", "--engine", "sqlite",
@@ -1005,9 +999,10 @@ def test_generate_on_postgres_checks_on_the_server_and_records_it(
     assert run.manifest["engine_version"] == postgres_engine.version
 
 
-def test_cli_import_scripts_on_sqlite_records_the_engine_and_grades_on_it(tmp_path: Path) -> None:
+def test_cli_import_scripts_on_sqlite_records_the_engine_and_grades_on_it(
+    cli, tmp_path: Path
+) -> None:
     from arrivalbench.dialects import script_for
-    from test_cli import cli
 
     task = get_task("daily_revenue")
     folder = tmp_path / "human"

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -27,8 +24,6 @@ from arrivalbench.oracle import compute_oracle
 from arrivalbench.seeds import DEFAULT_SEED, GATE_SEED_COUNT, derive_seed, gate_seeds
 from arrivalbench.spec import Task, get_task, load_suite, load_task
 
-SCRIPT = Path(sys.executable).parent / "arrivalbench"
-COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "arrivalbench.cli"]
 SEEDS = [DEFAULT_SEED, derive_seed("audit", 0)]  # a gated seed and an audited one: four logs
 
 CORRECT = '''\
@@ -89,13 +84,6 @@ def oracle(tables):
     return table(found)
 """
 )
-
-
-def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "250"}
-    return subprocess.run(
-        [*COMMAND, *map(str, args)], capture_output=True, text=True, env=env, timeout=300
-    )
 
 
 @pytest.fixture
@@ -273,7 +261,7 @@ def test_audit_suite_in_a_pool_gives_the_same_results_in_order(revenue):
 # --- the command line -----------------------------------------------------------------------------
 
 
-def test_cli_audit_exits_0_when_the_oracles_agree(revenue):
+def test_cli_audit_exits_0_when_the_oracles_agree(cli, revenue):
     task = revenue(CORRECT)
     done = cli("audit", "--suite-dir", task.folder.parent, "--tasks", "my_revenue", "--seeds", "1")
     assert done.returncode == 0, done.stdout + done.stderr
@@ -281,7 +269,7 @@ def test_cli_audit_exits_0_when_the_oracles_agree(revenue):
     assert "8/8" in row and "1.000" in row  # three gate seeds and one more, two logs each
 
 
-def test_cli_audit_exits_1_and_names_the_first_disagreement(revenue):
+def test_cli_audit_exits_1_and_names_the_first_disagreement(cli, revenue):
     task = revenue(MISSING_ROW)
     done = cli("audit", "--suite-dir", task.folder.parent, "--tasks", "my_revenue", "--seeds", "1")
     assert done.returncode == 1, done.stdout + done.stderr
@@ -309,7 +297,7 @@ def test_cli_audit_exits_1_and_names_the_first_disagreement(revenue):
 @pytest.mark.parametrize(
     ("source", "phrase"), [(None, "has no oracle.py"), ("def oracle(:\n", "failed to import")]
 )
-def test_cli_audit_of_a_named_task_without_a_usable_oracle_py_exits_2(revenue, source, phrase):
+def test_cli_audit_of_a_named_task_without_a_usable_oracle_py_exits_2(cli, revenue, source, phrase):
     task = revenue(source)
     done = cli("audit", "--suite-dir", task.folder.parent, "--tasks", "my_revenue")
     assert done.returncode == 2
@@ -319,7 +307,7 @@ def test_cli_audit_of_a_named_task_without_a_usable_oracle_py_exits_2(revenue, s
     assert done.stdout == ""
 
 
-def test_cli_audit_of_the_whole_suite_reports_a_missing_oracle_py_as_a_failure(revenue):
+def test_cli_audit_of_the_whole_suite_reports_a_missing_oracle_py_as_a_failure(cli, revenue):
     task = revenue(None)
     done = cli("audit", "--suite-dir", task.folder.parent, "--seeds", "0", "--json")
     assert done.returncode == 1, done.stderr
@@ -340,7 +328,7 @@ def test_cli_audit_of_the_whole_suite_reports_a_missing_oracle_py_as_a_failure(r
         ("--tasks", ",", "names no task"),
     ],
 )
-def test_cli_audit_refuses_a_bad_option_before_auditing(option, value, phrase):
+def test_cli_audit_refuses_a_bad_option_before_auditing(cli, option, value, phrase):
     done = cli("audit", "--tasks", "daily_revenue", option, value)
     assert done.returncode == 2
     (line,) = done.stderr.splitlines()

@@ -23,15 +23,6 @@ pytestmark = pytest.mark.slow
 
 SCHEDULES = ["snapshot", "in_order_stream", "duplicate_delivery"]
 DEDUP_HISTORY_ONLY = "controls/dedup_history_only.sql"
-SCRIPT = Path(sys.executable).parent / "arrivalbench"
-COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "arrivalbench.cli"]
-
-
-def cli(*args: str | Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", **env}
-    return subprocess.run(
-        [*COMMAND, *map(str, args)], capture_output=True, text=True, env=env, timeout=300
-    )
 
 
 @pytest.fixture(scope="module")
@@ -217,7 +208,7 @@ def test_regrade_verify_never_reads_the_cache(tmp_path, cache):
     assert verify(run, workers=1) == []
 
 
-def test_no_cache_bypasses_the_cache(tmp_path, task):
+def test_no_cache_bypasses_the_cache(cli, tmp_path, task):
     gold = task.folder / "gold.sql"
     env = {"ARRIVALBENCH_CACHE_DIR": str(tmp_path / "cli-cache")}
     cache = VerdictCache(tmp_path / "cli-cache")
@@ -235,7 +226,7 @@ def test_no_cache_bypasses_the_cache(tmp_path, task):
     assert len(entries(cache)) == 1  # --no-cache wrote nothing either
 
 
-def test_a_bad_cache_bound_is_one_line_before_grading(tmp_path, task):
+def test_a_bad_cache_bound_is_one_line_before_grading(cli, tmp_path, task):
     env = {"ARRIVALBENCH_CACHE_DIR": str(tmp_path / "c"), "ARRIVALBENCH_CACHE_MAX_MB": "lots"}
     done = cli("grade", "--task", task.id, "--pipeline", task.folder / "gold.sql", env=env)
     assert done.returncode == 2

@@ -28,7 +28,8 @@ from arrivalbench.check.runner import CHECK_SCHEDULES, plan
 from arrivalbench.engines import Limits
 from arrivalbench.engines.duckdb import DuckDBDatabase
 from arrivalbench.schedules import REGISTRY
-from test_cli import HOSTILE_ERROR, SHOWN_ERROR, cli, invoke
+from conftest import run_cli
+from test_cli import HOSTILE_ERROR, SHOWN_ERROR
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOP = ROOT / "examples" / "dbt_shop"
@@ -87,7 +88,7 @@ def write(folder: Path, name: str, text: str) -> Path:
 
 
 def check_json(*args: str | Path) -> tuple[int, dict, str]:
-    done = cli("check", *args, "--json")
+    done = run_cli("check", *args, "--json")
     assert done.returncode in (0, 1), done.stderr
     return done.returncode, json.loads(done.stdout), done.stderr
 
@@ -297,11 +298,11 @@ def test_a_pipeline_that_raises_is_an_error_not_bad_input(orders: Path, tmp_path
 
 @pytest.mark.slow
 def test_regression_escapes_and_markup_in_an_engine_message_reached_checks_table(
-    orders: Path, tmp_path: Path
+    cli, orders: Path, tmp_path: Path
 ):
     """check's table printed the engine's message as Rich markup, with its ESC sequences raw."""
     pipeline = write(tmp_path, "hostile.sql", HOSTILE_ERROR)
-    result = invoke(
+    result = cli(
         "check", "--pipeline", pipeline, "--log", orders, *SQL_ARGS, *LOG_ARGS,
         "--schedules", "in_order_stream",
     )  # fmt: skip
@@ -325,7 +326,7 @@ def test_regression_an_escape_in_an_engine_message_made_the_junit_xml_unparsable
     assert error.get("message", "").endswith("\\x1b]52;c;eA==\\x07")
 
 
-def test_junit_xml_has_one_testcase_per_schedule(orders: Path, tmp_path: Path):
+def test_junit_xml_has_one_testcase_per_schedule(cli, orders: Path, tmp_path: Path):
     pipeline = write(tmp_path, "bad.sql", REPLACE_DAYS)
     report = tmp_path / "out" / "check.xml"
     done = cli(
@@ -403,7 +404,9 @@ def _bad_logs(folder: Path) -> dict[str, Path]:
         ("qualified_target", "--target main.daily_orders: give the table's name alone"),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(orders: Path, tmp_path: Path, case: str, needle: str):
+def test_bad_input_is_one_line_and_exit_2(
+    cli, orders: Path, tmp_path: Path, case: str, needle: str
+):
     pipeline = write(tmp_path, "p.sql", DEDUP_BATCH)
     logs = _bad_logs(tmp_path)
     args: list[str | Path] = ["--pipeline", pipeline, "--log", orders, *SQL_ARGS, *LOG_ARGS]
@@ -436,7 +439,7 @@ def test_bad_input_is_one_line_and_exit_2(orders: Path, tmp_path: Path, case: st
 # --- grade for CI ---------------------------------------------------------------------------------
 
 
-def test_grade_fail_on_and_junit_xml(tmp_path: Path):
+def test_grade_fail_on_and_junit_xml(cli, tmp_path: Path):
     from arrivalbench.spec import get_task
 
     task = get_task("daily_revenue")
@@ -517,7 +520,9 @@ def test_dbt_shop_watermark_model_fails_and_fixed_model_passes(orders: Path):
         ("not_a_project", "no dbt_project.yml"),
     ],
 )
-def test_dbt_bad_input_is_one_line_and_exit_2(orders: Path, shop: Path, case: str, needle: str):
+def test_dbt_bad_input_is_one_line_and_exit_2(
+    cli, orders: Path, shop: Path, case: str, needle: str
+):
     model, source, project = "orders_watermark", "raw.orders", shop
     if case == "unknown_model":
         model = "orders_watermak"
@@ -584,7 +589,7 @@ SELECT ordered_at::date AS day, count(*) AS orders, sum(amount) AS revenue FROM 
 SOME = ("--schedules", "single_batch,late_arrival,duplicate_delivery,crash_retry")
 
 
-def test_sql_pipeline_on_sqlite_against_its_own_full_refresh(orders: Path, tmp_path: Path):
+def test_sql_pipeline_on_sqlite_against_its_own_full_refresh(cli, orders: Path, tmp_path: Path):
     args = ("--log", orders, *SQL_ARGS, *LOG_ARGS, *SOME, "--engine", "sqlite")
     good = write(tmp_path, "good.sql", DEDUP_BATCH_SQLITE)
     code, record, _ = check_json("--pipeline", good, *args)
@@ -608,7 +613,7 @@ def test_sql_pipeline_on_sqlite_against_its_own_full_refresh(orders: Path, tmp_p
     assert code == 1 and set(verdicts(record).values()) == {"ERROR"}
 
 
-def test_an_oracle_query_runs_on_the_pipelines_engine(orders: Path, tmp_path: Path):
+def test_an_oracle_query_runs_on_the_pipelines_engine(cli, orders: Path, tmp_path: Path):
     pipeline = write(tmp_path, "good.sql", DEDUP_BATCH_SQLITE)
     args = ("--pipeline", pipeline, "--log", orders, *SQL_ARGS, *LOG_ARGS, "--engine", "sqlite")
     args += ("--schedules", "single_batch,late_arrival")
@@ -662,7 +667,7 @@ def test_sql_pipeline_on_postgres_against_its_own_full_refresh(
     ],
 )
 def test_engine_combinations_check_cannot_run_are_one_line_exit_2(
-    orders: Path, tmp_path: Path, case: str, needle: str
+    cli, orders: Path, tmp_path: Path, case: str, needle: str
 ):
     if case.startswith("dbt"):
         engine = case.removeprefix("dbt_on_")

@@ -6,10 +6,8 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -20,20 +18,12 @@ from arrivalbench.schedules import default_schedules
 from arrivalbench.seeds import DEFAULT_SEED
 from arrivalbench.spec import SUITE_DIR, SUITE_PATH_ENV, get_task
 from arrivalbench.store import RunDir
+from conftest import CliResult
 
 SCRIPT = Path(sys.executable).parent / "arrivalbench"
 COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "arrivalbench.cli"]
 STABLE = ("daily_revenue", "customer_state")
 DEDUP_HISTORY_ONLY = "controls/dedup_history_only.sql"
-
-
-def cli(
-    *args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
-    return subprocess.run(
-        [*COMMAND, *map(str, args)], capture_output=True, text=True, cwd=cwd, env=env, timeout=300
-    )
 
 
 @pytest.fixture(scope="module")
@@ -51,17 +41,56 @@ def control(task) -> Path:
     return task.folder / DEDUP_HISTORY_ONLY
 
 
+# --- the console script itself: a subprocess, since its exit codes are the point ------------------
+
+
+def test_console_script_and_python_m_exit_0_for_help_and_2_for_a_user_error(tmp_path):
+    """The installed entry point (arrivalbench.cli:main), `python -m arrivalbench` and
+    `python -m arrivalbench.cli` all run the same app: help exits 0, a missing pipeline is one
+    line on stderr and exit code 2."""
+    import subprocess
+
+    env = {**os.environ, "NO_COLOR": "1"}
+    for command in (COMMAND, [sys.executable, "-m", "arrivalbench"]):
+        done = subprocess.run([*command, "--help"], capture_output=True, text=True, env=env)
+        assert done.returncode == 0, done.stderr
+        assert "new-task" in done.stdout and "generators" in done.stdout
+        missing = tmp_path / "missing.sql"
+        done = subprocess.run(
+            [*command, "grade", "-t", "daily_revenue", "-p", str(missing)],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.strip().splitlines() == [
+            f"arrivalbench: error: {missing}: pipeline file not found; pass the path of a .sql file."
+        ]
+
+
+def test_loading_the_cli_imports_none_of_the_grading_machinery():
+    """Every command module imports its machinery inside the command: --help and a typo are
+    answered without DuckDB, Arrow, numpy, sqlglot or pydantic (issue 23's start-up)."""
+    import subprocess
+
+    heavy = ("duckdb", "pyarrow", "numpy", "sqlglot", "pydantic", "yaml", "scipy")
+    code = f"import sys, arrivalbench.cli; print([m for m in {heavy!r} if m in sys.modules])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
 # --- tasks ----------------------------------------------------------------------------------------
 
 
-def test_tasks_lists_the_built_in_tasks():
+def test_tasks_lists_the_built_in_tasks(cli):
     done = cli("tasks")
     assert done.returncode == 0, done.stderr
     for task_id in STABLE:
         assert task_id in done.stdout
 
 
-def test_tasks_json_lists_every_task_with_its_declarations():
+def test_tasks_json_lists_every_task_with_its_declarations(cli):
     done = cli("tasks", "--json")
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)
@@ -90,16 +119,80 @@ def test_tasks_json_lists_every_task_with_its_declarations():
         assert row["controls"] == [{"file": c.file, "fails": list(c.fails)} for c in spec.controls]
 
 
-def test_tasks_hash_is_one_sha256():
+def test_tasks_hash_is_one_sha256(cli):
     done = cli("tasks", "--hash")
     assert done.returncode == 0, done.stderr
     assert re.fullmatch(r"[0-9a-f]{64}\n", done.stdout)
 
 
+def test_tasks_off_a_terminal_never_cuts_a_task_id_at_a_narrow_width(cli):
+    """rich fitted the table to the console's 80 (or $COLUMNS) columns even in a pipe, so a long
+    task id came out wrapped over two lines or cut with an ellipsis."""
+    done = cli("tasks", env={"COLUMNS": "40"})
+    assert done.returncode == 0, done.stderr
+    for task_id in (*STABLE, "rolling_orders_3d_modify", "funnel_conversion_modify"):
+        assert re.search(rf"\b{task_id}\b", done.stdout), task_id
+    assert "…" not in done.stdout
+
+
+def test_print_table_widens_a_table_off_a_terminal_and_leaves_a_narrow_one_as_is():
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from arrivalbench.cli.output import print_table
+
+    name = "controls/a_rather_long_artifact_name_of_a_negative_control.sql"
+    table = Table(box=None)
+    table.add_column("artifact")
+    table.add_column("snapshot")
+    table.add_row(name, "PASS")
+    narrow = Console(file=io.StringIO(), width=20)
+    print_table(table, narrow)
+    assert name in narrow.file.getvalue()
+    small = Table(box=None)
+    small.add_column("a")
+    small.add_row("b")
+    fits = Console(file=io.StringIO(), width=20)
+    print_table(small, fits)
+    assert fits.file.getvalue().splitlines() == [" a ", " b "]
+
+
+# --- generators -----------------------------------------------------------------------------------
+
+
+def test_generators_lists_every_generator_with_the_columns_and_params_it_declares(cli):
+    from arrivalbench.generators import generator_kinds, get_generator
+
+    done = cli("generators", "--json")
+    assert done.returncode == 0, done.stderr
+    listed = {g["kind"]: g for g in json.loads(done.stdout)}
+    assert sorted(listed) == generator_kinds()
+    for kind, entry in listed.items():
+        generator = get_generator(kind)
+        assert entry["columns"] == {"event_id": "BIGINT"} | generator.columns(generator.params())
+        assert [p["name"] for p in entry["parameters"]] == list(generator.params.model_fields)
+    events = next(p for p in listed["sales"]["parameters"] if p["name"] == "events")
+    assert events == {
+        "name": "events",
+        "type": "int",
+        "default": 300,
+        "required": False,
+        "bounds": {"ge": 10, "le": 10_000_000},
+    }
+    table = cli("generators")
+    assert table.returncode == 0, table.stderr
+    for kind, entry in listed.items():
+        assert kind in table.stdout
+        for column, sql_type in entry["columns"].items():
+            assert f"{column} {sql_type}" in table.stdout
+
+
 # --- grade ----------------------------------------------------------------------------------------
 
 
-def test_grade_json_on_the_gold(task, gold):
+def test_grade_json_on_the_gold(cli, task, gold):
     done = cli("grade", "--task", "daily_revenue", "--pipeline", gold, "--json")
     assert done.returncode == 0, done.stderr
     record = json.loads(done.stdout)
@@ -122,7 +215,7 @@ def test_grade_json_on_the_gold(task, gold):
     assert done.stdout == dumps(record)
 
 
-def test_grade_json_is_the_same_bytes_as_grading_in_process(task, control):
+def test_grade_json_is_the_same_bytes_as_grading_in_process(cli, task, control):
     names = ["snapshot", "duplicate_delivery"]
     done = cli(
         "grade", "-t", "daily_revenue", "-p", control, "--schedules", ",".join(names), "--json"
@@ -134,7 +227,7 @@ def test_grade_json_is_the_same_bytes_as_grading_in_process(task, control):
     assert record["verdicts"]["duplicate_delivery"]["verdict"] == "FAIL"
 
 
-def test_grade_prints_a_table_and_the_replay_command_for_a_failure(control):
+def test_grade_prints_a_table_and_the_replay_command_for_a_failure(cli, control):
     done = cli(
         "grade", "-t", "daily_revenue", "-p", control, "--schedules", "snapshot,duplicate_delivery"
     )
@@ -151,7 +244,7 @@ def test_grade_prints_a_table_and_the_replay_command_for_a_failure(control):
     )
 
 
-def test_grade_of_a_gold_prints_no_replay_hint(gold):
+def test_grade_of_a_gold_prints_no_replay_hint(cli, gold):
     done = cli("grade", "-t", "daily_revenue", "-p", gold, "--schedules", "snapshot")
     assert done.returncode == 0, done.stderr
     assert "PASS" in done.stdout
@@ -175,22 +268,13 @@ SHOWN_ERROR = (
 )
 
 
-def invoke(*args: str | Path) -> Any:
-    """The CLI in this process (typer's CliRunner): its output is what the test is about."""
-    from typer.testing import CliRunner
-
-    from arrivalbench.cli import app
-
-    return CliRunner().invoke(app, [str(a) for a in args])
-
-
 @pytest.mark.slow
-def test_regression_escape_sequences_in_an_engine_message_reached_grades_stdout(tmp_path):
+def test_regression_escape_sequences_in_an_engine_message_reached_grades_stdout(cli, tmp_path):
     """OSC 52 (set the clipboard), clear-screen and OSC 8 (a hyperlink) from SELECT error(...)
     were written to the terminal as they came, and `[/]` in the message raised MarkupError."""
     pipeline = tmp_path / "hostile.sql"
     pipeline.write_text(HOSTILE_ERROR, encoding="utf-8")
-    result = invoke(
+    result = cli(
         "grade", "-t", "daily_revenue", "-p", pipeline, "--schedules", "snapshot", "--no-cache"
     )
     assert result.exit_code == 0, result.output
@@ -199,7 +283,7 @@ def test_regression_escape_sequences_in_an_engine_message_reached_grades_stdout(
         assert shown in result.output
     assert "Replay one of these with:" in result.output
     record = json.loads(
-        invoke(
+        cli(
             "grade", "-t", "daily_revenue", "-p", pipeline, "--schedules", "snapshot", "--json"
         ).output
     )
@@ -207,16 +291,16 @@ def test_regression_escape_sequences_in_an_engine_message_reached_grades_stdout(
 
 
 @pytest.mark.slow
-def test_regression_rich_markup_in_a_file_name_was_read_as_markup(tmp_path, gold, monkeypatch):
+def test_regression_rich_markup_in_a_file_name_was_read_as_markup(cli, tmp_path, gold, monkeypatch):
     monkeypatch.chdir(tmp_path)
     shutil.copy(gold, tmp_path / "[bold]p.sql")
-    result = invoke("grade", "-t", "daily_revenue", "-p", "[bold]p.sql", "--schedules", "snapshot")
+    result = cli("grade", "-t", "daily_revenue", "-p", "[bold]p.sql", "--schedules", "snapshot")
     assert result.exit_code == 0, result.output
     assert "[bold]p.sql" in result.output
 
 
 @pytest.mark.slow
-def test_regression_markup_and_escapes_in_a_target_value_crashed_explain(tmp_path):
+def test_regression_markup_and_escapes_in_a_target_value_crashed_explain(cli, tmp_path):
     """The story table printed the pipeline's values as Rich markup: `[/]` raised MarkupError."""
     pipeline = tmp_path / "value.sql"
     pipeline.write_text(
@@ -225,7 +309,7 @@ def test_regression_markup_and_escapes_in_a_target_value_crashed_explain(tmp_pat
         "count(*) AS orders FROM sales_batch GROUP BY ALL;\n",
         encoding="utf-8",
     )
-    result = invoke(
+    result = cli(
         "explain", "-t", "daily_revenue", "-p", pipeline, "-s", "snapshot",
         "--budget-seconds", "20", "--max-replays", "40",
     )  # fmt: skip
@@ -235,12 +319,12 @@ def test_regression_markup_and_escapes_in_a_target_value_crashed_explain(tmp_pat
     assert "Diagnosis:" in result.output
 
 
-def test_regression_an_escape_in_a_user_error_reached_stderr():
+def test_regression_an_escape_in_a_user_error_reached_stderr(cli):
     done = cli("grade", "--task", "x\x1b[2J\x1b]52;c;eA==\x07", "-p", "none.sql")
     assert_one_line_user_error(done, "Unknown task 'x\\x1b[2J\\x1b]52;c;eA==\\x07'")
 
 
-def test_regression_escapes_in_a_gate_violation_reached_the_terminal(tmp_path):
+def test_regression_escapes_in_a_gate_violation_reached_the_terminal(cli, tmp_path):
     """A task author's oracle.sql raising an error with ESC sequences and markup: gate printed
     the violation as it came."""
     folder = tmp_path / "my_tasks"
@@ -254,7 +338,7 @@ def test_regression_escapes_in_a_gate_violation_reached_the_terminal(tmp_path):
         assert shown in done.stdout
 
 
-def test_schedule_file_written_by_schedule_replays_the_same_schedule(tmp_path, control):
+def test_schedule_file_written_by_schedule_replays_the_same_schedule(cli, tmp_path, control):
     out = tmp_path / "dup.json"
     made = cli("schedule", "-t", "daily_revenue", "-s", "duplicate_delivery", "--out", out)
     assert made.returncode == 0, made.stderr
@@ -277,7 +361,7 @@ def test_schedule_file_written_by_schedule_replays_the_same_schedule(tmp_path, c
     assert from_file["duplicate_delivery"]["verdict"] == "FAIL"
 
 
-def test_schedule_to_stdout_is_json():
+def test_schedule_to_stdout_is_json(cli):
     done = cli("schedule", "-t", "customer_state", "-s", "crash_retry")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
@@ -289,7 +373,7 @@ def test_schedule_to_stdout_is_json():
 
 
 @pytest.fixture(scope="module")
-def crash_retry_file(tmp_path_factory) -> Path:
+def crash_retry_file(cli, tmp_path_factory) -> Path:
     """A real crash_retry schedule file of daily_revenue, written by the CLI once per module."""
     path = tmp_path_factory.mktemp("schedules") / "crash_retry.json"
     done = cli("schedule", "-t", "daily_revenue", "-s", "crash_retry", "--out", path)
@@ -427,7 +511,7 @@ BAD_INPUTS = [
 ]
 
 
-def assert_one_line_user_error(done: subprocess.CompletedProcess[str], phrase: str) -> None:
+def assert_one_line_user_error(done: CliResult, phrase: str) -> None:
     assert done.returncode == 2, (done.returncode, done.stderr)
     assert "Traceback" not in done.stderr
     lines = done.stderr.splitlines()
@@ -438,12 +522,14 @@ def assert_one_line_user_error(done: subprocess.CompletedProcess[str], phrase: s
 
 
 @pytest.mark.parametrize("name", BAD_INPUTS)
-def test_bad_input_is_one_line_on_stderr_and_exit_2(name, tmp_path, gold, crash_retry_file):
+def test_bad_input_is_one_line_on_stderr_and_exit_2(cli, name, tmp_path, gold, crash_retry_file):
     args, phrase = _bad_input(name, tmp_path, gold, crash_retry_file)
     assert_one_line_user_error(cli(*args), phrase)
 
 
-def test_schedule_file_with_an_overflowing_seed_is_a_user_error(tmp_path, gold, crash_retry_file):
+def test_schedule_file_with_an_overflowing_seed_is_a_user_error(
+    cli, tmp_path, gold, crash_retry_file
+):
     good = _broken(tmp_path, crash_retry_file, lambda d: None)
     text = re.sub(r'("seed": )\d+', r"\g<1>1e400", good.read_text(encoding="utf-8"), count=1)
     good.write_text(text, encoding="utf-8")
@@ -454,7 +540,7 @@ def test_schedule_file_with_an_overflowing_seed_is_a_user_error(tmp_path, gold, 
 
 @pytest.mark.parametrize("omit", [["sales.no_such_column"], ["amount"]])
 def test_schedule_file_with_a_bad_omitted_column_is_a_user_error(
-    tmp_path, gold, crash_retry_file, omit
+    cli, tmp_path, gold, crash_retry_file, omit
 ):
     def change(data):
         data["deliveries"][0]["omit_columns"] = omit
@@ -469,14 +555,16 @@ def test_schedule_file_with_a_bad_omitted_column_is_a_user_error(
 
 
 @pytest.mark.slow
-def test_gate_admits_daily_revenue():
+def test_gate_admits_daily_revenue(cli):
     done = cli("gate", "--tasks", "daily_revenue")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "admitted daily_revenue" in done.stdout
     assert "rejected" not in done.stdout.split("gate summary")[0]
 
 
-def test_schedule_file_with_an_impossible_crash_is_a_user_error(tmp_path, gold, crash_retry_file):
+def test_schedule_file_with_an_impossible_crash_is_a_user_error(
+    cli, tmp_path, gold, crash_retry_file
+):
     def change(data):
         crashed = next(d for d in data["deliveries"] if d["crash"])
         crashed["crash"] = {"slot": 0, "of": 0}
@@ -491,7 +579,7 @@ def test_schedule_file_with_an_impossible_crash_is_a_user_error(tmp_path, gold, 
 
 
 def test_schedule_file_grade_recorded_the_default_seed_and_hinted_another_schedule(
-    tmp_path, control
+    cli, tmp_path, control
 ):
     """Regression: `grade --schedule-file` recorded and printed the default --seed, not the file's,
     so its "Replay one of these with" hint (`--schedules NAME --seed 20260101`) replayed a different
@@ -532,7 +620,7 @@ def graded_run(tmp_path_factory) -> Path:
     return run.path
 
 
-def test_regrade_never_read_its_verify_flag(graded_run, tmp_path):
+def test_regrade_never_read_its_verify_flag(cli, graded_run, tmp_path):
     """Regression: `regrade` declared --verify (default True) but never read it, so `regrade RUN`
     always verified and the flag could not be turned off. Now --verify compares, --out NEW writes a
     re-graded copy, and neither is one line naming both; the stored verdicts never change."""
@@ -569,7 +657,7 @@ def mine(tmp_path_factory) -> Path:
     return folder
 
 
-def test_tasks_lists_and_hashes_a_task_of_a_suite_dir(mine):
+def test_tasks_lists_and_hashes_a_task_of_a_suite_dir(cli, mine):
     listed = cli("tasks", "--json", "--suite-dir", mine)
     assert listed.returncode == 0, listed.stderr
     rows = {row["id"]: row for row in json.loads(listed.stdout)}
@@ -586,7 +674,7 @@ def test_tasks_lists_and_hashes_a_task_of_a_suite_dir(mine):
     assert flag == env != builtin
 
 
-def test_grade_a_task_of_a_suite_dir_and_replay_its_failure(mine):
+def test_grade_a_task_of_a_suite_dir_and_replay_its_failure(cli, mine):
     control = mine / MINE / DEDUP_HISTORY_ONLY
     args = ("grade", "-t", MINE, "-p", control, "--schedules", "snapshot,duplicate_delivery")
     done = cli(*args, "--suite-dir", mine)
@@ -605,13 +693,13 @@ def test_grade_a_task_of_a_suite_dir_and_replay_its_failure(mine):
 
 
 @pytest.mark.slow
-def test_gate_admits_a_task_found_through_the_environment_variable(mine):
+def test_gate_admits_a_task_found_through_the_environment_variable(cli, mine):
     done = cli("gate", "--tasks", MINE, env={SUITE_PATH_ENV: str(mine)})
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"admitted {MINE} (create, easy)" in done.stdout
 
 
-def test_corpus_grade_run_summary_and_report_of_a_task_of_a_suite_dir(mine, tmp_path):
+def test_corpus_grade_run_summary_and_report_of_a_task_of_a_suite_dir(cli, mine, tmp_path):
     run = tmp_path / "run"
     made = cli("make-corpus", "--suite-dir", mine, "--tasks", MINE, "--out", run)
     assert made.returncode == 0, made.stderr
@@ -647,7 +735,9 @@ def test_corpus_grade_run_summary_and_report_of_a_task_of_a_suite_dir(mine, tmp_
     assert f"suite {manifest['suite_hash'][:12]}" in written and "naive_watermark" in written
 
 
-def test_import_scripts_of_a_task_of_a_suite_dir_prints_a_grade_command_that_works(mine, tmp_path):
+def test_import_scripts_of_a_task_of_a_suite_dir_prints_a_grade_command_that_works(
+    cli, mine, tmp_path
+):
     scripts = tmp_path / "scripts"
     scripts.mkdir()
     shutil.copy(mine / MINE / "gold.sql", scripts / f"{MINE}.sql")
@@ -662,7 +752,7 @@ def test_import_scripts_of_a_task_of_a_suite_dir_prints_a_grade_command_that_wor
     assert "graded 1 cells" in graded.stdout
 
 
-def test_a_broken_task_of_a_suite_dir_does_not_block_grading_another(mine, tmp_path):
+def test_a_broken_task_of_a_suite_dir_does_not_block_grading_another(cli, mine, tmp_path):
     shutil.copytree(mine / MINE, tmp_path / MINE)
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / "task.yaml").write_text("id: broken\n", encoding="utf-8")
@@ -685,7 +775,7 @@ def test_a_broken_task_of_a_suite_dir_does_not_block_grading_another(mine, tmp_p
 @pytest.mark.parametrize(
     "case", ["duplicate id", "missing flag folder", "missing env folder", "empty folder"]
 )
-def test_a_bad_suite_path_is_one_line_and_exit_2(case, tmp_path):
+def test_a_bad_suite_path_is_one_line_and_exit_2(cli, case, tmp_path):
     env = {}
     if case == "duplicate id":
         shutil.copytree(SUITE_DIR / "daily_revenue", tmp_path / "daily_revenue")
@@ -719,7 +809,7 @@ def _fill(args: list[str], tmp_path: Path, gold: Path) -> list[str]:
 
 @pytest.mark.parametrize("seed", ["-1", str(2**64 + 5)])
 @pytest.mark.parametrize("command", list(SEED_COMMANDS))
-def test_seed_out_of_range_is_refused_by_every_command(command, seed, tmp_path, gold):
+def test_seed_out_of_range_is_refused_by_every_command(cli, command, seed, tmp_path, gold):
     """Regression: a negative seed (or one past 64 bits) was accepted; grade-run then crashed
     writing it to Parquet, after the run was made."""
     done = cli(*_fill(SEED_COMMANDS[command], tmp_path, gold), "--seed", seed)
@@ -727,7 +817,7 @@ def test_seed_out_of_range_is_refused_by_every_command(command, seed, tmp_path, 
     assert not (tmp_path / "run").exists()
 
 
-def test_seed_range_ends_at_2_to_the_63_minus_1():
+def test_seed_range_ends_at_2_to_the_63_minus_1(cli):
     args = ("schedule", "-t", "daily_revenue", "-s", "snapshot", "--seed")
     largest = cli(*args, str(2**63 - 1))
     assert largest.returncode == 0, largest.stderr
@@ -768,7 +858,7 @@ def test_seed_range_ends_at_2_to_the_63_minus_1():
         (["report", "{tmp}", "--out", "{tmp}/report", "--unit", "bogus"], "--unit 'bogus'"),
     ],
 )
-def test_count_below_its_minimum_is_refused(args, phrase, tmp_path, gold):
+def test_count_below_its_minimum_is_refused(cli, args, phrase, tmp_path, gold):
     """Regression: --workers -1 crashed with a ValueError traceback from the process pool,
     --workers 0 and --jobs 0 silently meant "one per core", and generate took --timeout 0."""
     done = cli(*_fill(args, tmp_path, gold))
@@ -784,7 +874,7 @@ def test_count_below_its_minimum_is_refused(args, phrase, tmp_path, gold):
         ["generate", "-m", f"replay:{REPLAY}", "-o", "{tmp}/run", "--tasks", " , "],
     ],
 )
-def test_task_list_naming_no_task_is_refused(args, tmp_path, gold):
+def test_task_list_naming_no_task_is_refused(cli, args, tmp_path, gold):
     """Regression: generate --tasks ',' silently generated every task of the replay file, and
     gate and make-corpus said "Unknown task ''"."""
     done = cli(*_fill(args, tmp_path, gold))
@@ -801,13 +891,13 @@ def test_task_list_naming_no_task_is_refused(args, tmp_path, gold):
         ["generate", "-m", f"replay:{REPLAY}", "-o", "{tmp}/run", "--tasks", "daily_revenu"],
     ],
 )
-def test_unknown_task_in_a_task_list_is_refused(args, tmp_path, gold):
+def test_unknown_task_in_a_task_list_is_refused(cli, args, tmp_path, gold):
     done = cli(*_fill(args, tmp_path, gold))
     assert_one_line_user_error(done, "Unknown task 'daily_revenu'. Did you mean 'daily_revenue'?")
     assert not (tmp_path / "run").exists()
 
 
-def test_unknown_executor_is_one_line_without_a_progress_bar(tmp_path):
+def test_unknown_executor_is_one_line_without_a_progress_bar(cli, tmp_path):
     """Regression: grade-run --executor bogus printed a progress bar above the error line."""
     from arrivalbench.corpus import make_corpus
 
@@ -817,7 +907,7 @@ def test_unknown_executor_is_one_line_without_a_progress_bar(tmp_path):
     assert not (tmp_path / "run" / "verdicts.parquet").exists()
 
 
-def test_ray_address_without_the_ray_executor_is_refused(tmp_path):
+def test_ray_address_without_the_ray_executor_is_refused(cli, tmp_path):
     """Regression: grade-run --ray-address without --executor ray graded locally, silently."""
     done = cli("grade-run", tmp_path, "--ray-address", "ray://head:10001")
     assert_one_line_user_error(done, "--ray-address 'ray://head:10001' is for the Ray executor")
@@ -827,7 +917,7 @@ def test_ray_address_without_the_ray_executor_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("command", ["make-corpus", "import-scripts"])
-def test_out_that_is_a_folder_with_files_is_refused(command, tmp_path, gold):
+def test_out_that_is_a_folder_with_files_is_refused(cli, command, tmp_path, gold):
     """Regression: make-corpus and import-scripts wrote a run into any existing folder, among its
     files (an interrupted generation's folder became a run of the wrong cells)."""
     scripts = tmp_path / "scripts"
@@ -847,7 +937,7 @@ def test_out_that_is_a_folder_with_files_is_refused(command, tmp_path, gold):
     assert made.returncode == 0, made.stderr
 
 
-def test_import_scripts_arm_that_is_a_path_is_refused(tmp_path, gold):
+def test_import_scripts_arm_that_is_a_path_is_refused(cli, tmp_path, gold):
     """Regression: import-scripts --arm ../../x wrote transcripts outside the run directory."""
     scripts = tmp_path / "in" / "scripts"
     scripts.mkdir(parents=True)
@@ -858,7 +948,7 @@ def test_import_scripts_arm_that_is_a_path_is_refused(tmp_path, gold):
     assert not (tmp_path / "x").exists()
 
 
-def test_import_scripts_on_a_missing_folder_is_one_line(tmp_path):
+def test_import_scripts_on_a_missing_folder_is_one_line(cli, tmp_path):
     done = cli("import-scripts", tmp_path / "nope", "--arm", "human", "--out", tmp_path / "run")
     assert_one_line_user_error(done, "not a folder")
     assert not (tmp_path / "run").exists()
@@ -873,7 +963,7 @@ def corpus_run(tmp_path) -> Path:
 
 
 @pytest.mark.parametrize("command", [["grade-run"], ["regrade", "--verify"], ["summary"]])
-def test_manifest_without_base_seed_is_one_line_naming_the_field(command, corpus_run):
+def test_manifest_without_base_seed_is_one_line_naming_the_field(cli, command, corpus_run):
     """Regression: a manifest without base_seed crashed grade-run with a KeyError traceback."""
     path = corpus_run / "manifest.json"
     manifest = json.loads(path.read_text(encoding="utf-8"))
@@ -885,7 +975,7 @@ def test_manifest_without_base_seed_is_one_line_naming_the_field(command, corpus
 
 
 @pytest.mark.parametrize("command", ["grade-run", "summary"])
-def test_damaged_journal_line_is_one_line_and_the_journal_is_kept(command, corpus_run):
+def test_damaged_journal_line_is_one_line_and_the_journal_is_kept(cli, command, corpus_run):
     """Regression: a garbage line in the middle of verdicts.journal crashed with a traceback."""
     from arrivalbench.store import RunDir, verdict_row
 
@@ -906,7 +996,7 @@ def test_damaged_journal_line_is_one_line_and_the_journal_is_kept(command, corpu
     assert not (corpus_run / "verdicts.parquet").exists()
 
 
-def test_gate_on_a_task_whose_oracle_does_not_parse_reports_it(tmp_path):
+def test_gate_on_a_task_whose_oracle_does_not_parse_reports_it(cli, tmp_path):
     """Regression: an oracle.sql with a syntax error crashed `gate` with DuckDB's ParserException."""
     folder = tmp_path / "my_tasks"
     new_task("oracle_typo", suite_dir=folder)

@@ -210,9 +210,7 @@ def test_an_override_file_wins_over_the_transpile(tmp_path, task):
 # --- the command line ----------------------------------------------------------------------------
 
 
-def test_grade_and_make_corpus_take_an_engine(tmp_path, task, gold):
-    from test_cli import cli
-
+def test_grade_and_make_corpus_take_an_engine(cli, tmp_path, task, gold):
     pipeline = tmp_path / "gold.sqlite.sql"
     pipeline.write_text(gold)
     done = cli(
@@ -229,9 +227,7 @@ def test_grade_and_make_corpus_take_an_engine(tmp_path, task, gold):
     assert (manifest["engine"], manifest["engine_version"]) == ("sqlite", sqlite3.sqlite_version)
 
 
-def test_an_unknown_engine_is_one_line_and_exit_2():
-    from test_cli import cli
-
+def test_an_unknown_engine_is_one_line_and_exit_2(cli):
     done = cli("gate", "--engine", "sqlit", "--tasks", "daily_revenue")
     assert done.returncode == 2
     assert "Unknown engine 'sqlit'. Did you mean 'sqlite'?" in done.stderr

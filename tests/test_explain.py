@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,18 +16,6 @@ from arrivalbench.explain.runner import Runner
 from arrivalbench.explain.shrink import shrink
 from arrivalbench.schedules import Crash, Delivery, build_schedule
 from arrivalbench.spec import get_task
-
-SCRIPT = Path(sys.executable).parent / "arrivalbench"
-COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "arrivalbench.cli"]
-
-
-def cli(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """The console script, as tests/test_cli.py runs it."""
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
-    return subprocess.run(
-        [*COMMAND, *map(str, args)], capture_output=True, text=True, cwd=cwd, env=env, timeout=300
-    )
-
 
 ANTI_JOIN_ONLY = """
 CREATE TABLE IF NOT EXISTS hist (event_id BIGINT, ts_event TIMESTAMP, store_id INTEGER,
@@ -98,7 +83,7 @@ CASES = {
 
 
 @pytest.fixture(scope="module")
-def explained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict, Path, Path]]:
+def explained(cli, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict, Path, Path]]:
     """Each case explained once through the CLI (--json --out): (its JSON, the pipeline, --out)."""
     root = tmp_path_factory.mktemp("explain")
     results = {}
@@ -147,7 +132,7 @@ def test_non_atomic_upsert_keeps_a_crash_in_its_minimal_schedule(explained) -> N
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_out_file_replayed_by_grade_reproduces_the_fail(explained, name: str) -> None:
+def test_out_file_replayed_by_grade_reproduces_the_fail(cli, explained, name: str) -> None:
     data, pipeline, minimal = explained[name]
     task = CASES[name][0]
     written = json.loads(minimal.read_text(encoding="utf-8"))
@@ -162,7 +147,7 @@ def test_out_file_replayed_by_grade_reproduces_the_fail(explained, name: str) ->
     assert [v["verdict"] for v in verdicts.values()] == ["FAIL"]
 
 
-def test_explaining_the_out_file_again_finds_it_already_minimal(explained) -> None:
+def test_explaining_the_out_file_again_finds_it_already_minimal(cli, explained) -> None:
     data, pipeline, minimal = explained["watermark"]
     done = cli(
         "explain", "--task", "daily_revenue", "--pipeline", pipeline, "--schedule", minimal,
@@ -174,7 +159,7 @@ def test_explaining_the_out_file_again_finds_it_already_minimal(explained) -> No
     assert again["diagnosis"] == data["diagnosis"]
 
 
-def test_a_passing_schedule_has_nothing_to_explain(tmp_path: Path) -> None:
+def test_a_passing_schedule_has_nothing_to_explain(cli, tmp_path: Path) -> None:
     gold = get_task("daily_revenue").folder / "gold.sql"
     done = cli(
         "explain", "--task", "daily_revenue", "--pipeline", gold, "--schedule", "late_arrival"
@@ -191,7 +176,7 @@ def test_a_passing_schedule_has_nothing_to_explain(tmp_path: Path) -> None:
     assert not out.exists()
 
 
-def test_human_output_prints_the_story_table_and_the_replay_command(tmp_path: Path) -> None:
+def test_human_output_prints_the_story_table_and_the_replay_command(cli, tmp_path: Path) -> None:
     pipeline, out = tmp_path / "p.sql", tmp_path / "min.json"
     pipeline.write_text(ANTI_JOIN_ONLY, encoding="utf-8")
     done = cli(
@@ -213,7 +198,7 @@ def test_human_output_prints_the_story_table_and_the_replay_command(tmp_path: Pa
         (["--schedule", "missing.json"], "missing.json"),
     ],
 )
-def test_bad_input_exits_2_with_one_line(tmp_path: Path, args: list[str], says: str) -> None:
+def test_bad_input_exits_2_with_one_line(cli, tmp_path: Path, args: list[str], says: str) -> None:
     pipeline = tmp_path / "p.sql"
     pipeline.write_text(ANTI_JOIN_ONLY, encoding="utf-8")
     done = cli("explain", "--task", "daily_revenue", "--pipeline", pipeline, *args, cwd=tmp_path)
@@ -222,7 +207,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path: Path, args: list[str], says: 
     assert "Traceback" not in done.stderr
 
 
-def test_missing_pipeline_exits_2_with_one_line(tmp_path: Path) -> None:
+def test_missing_pipeline_exits_2_with_one_line(cli, tmp_path: Path) -> None:
     done = cli(
         "explain", "--task", "daily_revenue", "--pipeline", tmp_path / "none.sql",
         "--schedule", "late_arrival",
@@ -315,7 +300,7 @@ def test_shrunk_schedules_fail_and_lose_the_failure_without_any_one_event(
         assert not fewer or runner.run(fewer).verdict != verdict
 
 
-def test_grade_prints_a_diagnosis_per_fail_and_the_explain_command(tmp_path: Path) -> None:
+def test_grade_prints_a_diagnosis_per_fail_and_the_explain_command(cli, tmp_path: Path) -> None:
     pipeline = tmp_path / "p.sql"
     pipeline.write_text(ANTI_JOIN_ONLY, encoding="utf-8")
     done = cli(
@@ -331,7 +316,7 @@ def test_grade_prints_a_diagnosis_per_fail_and_the_explain_command(tmp_path: Pat
     assert "--schedule duplicate_delivery --seed" in done.stdout
 
 
-def test_grade_run_explain_stores_diagnoses_and_the_report_tables_them(tmp_path: Path) -> None:
+def test_grade_run_explain_stores_diagnoses_and_the_report_tables_them(cli, tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
     run = tmp_path / "run"
@@ -397,7 +382,9 @@ def test_a_column_never_picked_up_is_schema_column_lost() -> None:
 
 
 @pytest.mark.parametrize("name", ["anti_join_only", "watermark"])
-def test_regression_explain_replayed_a_sqlite_pipeline_on_duckdb(tmp_path: Path, name: str) -> None:
+def test_regression_explain_replayed_a_sqlite_pipeline_on_duckdb(
+    cli, tmp_path: Path, name: str
+) -> None:
     """The explain runner replayed every candidate on DuckDB, so a SQLite or PostgreSQL run's
     FAILs (`grade-run --explain`, `grade`'s diagnosis lines) came out ERROR or unclassified, and
     the printed explain/replay commands dropped the engine."""

@@ -18,7 +18,6 @@ import pytest
 from arrivalbench.agent.models import Message, ReplayModel, Request, get_model
 from arrivalbench.errors import UsageError
 from arrivalbench.spec import load_suite
-from test_cli import cli
 
 RECORDED = Path(__file__).parent.parent / "examples" / "recorded"
 TEMPLATE = RECORDED / "frontier-llm-{arm}.json"
@@ -75,6 +74,7 @@ def _rates_from_verdict_rows(run: Path) -> dict[str, tuple[float, float]]:
 
 @pytest.mark.slow
 def test_recorded_arms_grade_as_their_readme_says_and_the_report_shows_the_verdict_rows(
+    cli,
     tmp_path: Path,
 ) -> None:
     run, report = tmp_path / "recorded", tmp_path / "report"

@@ -37,7 +37,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -50,8 +49,6 @@ from arrivalbench.report import ReportInputError, Table, build_report, write_rep
 from arrivalbench.spec import get_task, suite_hash
 from arrivalbench.store import Cell, RunDir, sha256_text, verdict_row
 
-SCRIPT = Path(sys.executable).parent / "arrivalbench"
-COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "arrivalbench.cli"]
 TASKS = ("daily_revenue", "customer_state", "net_revenue", "first_purchase", "account_balances")
 SCHEDULES = (
     "snapshot",
@@ -597,7 +594,7 @@ def test_a_recorded_run_index_wins_over_the_order_given(tmp_path):
     assert document["tests"][0]["arms"] == ["m-unhinted (b)"]
 
 
-def test_cli_arms_and_runs_choose_the_arms_the_tests_count(three_arm_runs, tmp_path):
+def test_cli_arms_and_runs_choose_the_arms_the_tests_count(cli, three_arm_runs, tmp_path):
     done = cli(
         "report",
         *three_arm_runs,
@@ -870,14 +867,7 @@ def test_an_ungraded_run_is_a_user_error_naming_the_fix(tmp_path):
         build_report([tmp_path / "fresh"], resamples=RESAMPLES)
 
 
-def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
-    return subprocess.run(
-        [*COMMAND, *map(str, args)], capture_output=True, text=True, env=env, timeout=300
-    )
-
-
-def test_cli_prints_where_the_report_is(runs, tmp_path):
+def test_cli_prints_where_the_report_is(cli, runs, tmp_path):
     done = cli("report", *runs, "--out", tmp_path / "out", "--resamples", str(RESAMPLES))
     assert done.returncode == 0, done.stderr
     assert str(tmp_path / "out" / "report.html") in done.stdout
@@ -893,7 +883,7 @@ def test_cli_prints_where_the_report_is(runs, tmp_path):
         ("out is a file", "choose a writable --out"),
     ],
 )
-def test_cli_bad_input_is_one_line_and_exit_2(problem, phrase, runs, tmp_path):
+def test_cli_bad_input_is_one_line_and_exit_2(cli, problem, phrase, runs, tmp_path):
     out = tmp_path / "out"
     args = [runs[0]]
     if problem == "ungraded":

@@ -17,7 +17,6 @@ import pytest
 
 from arrivalbench.spec import get_task
 from arrivalbench.store import RunDir
-from test_cli import cli
 
 ENGINES = ("duckdb", "sqlite", "postgres")
 TASKS = ("daily_revenue", "customer_state")
@@ -28,7 +27,7 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory: pytest.TempPathFactory, postgres_engine) -> tuple[Path, Path]:
+def graded(cli, tmp_path_factory: pytest.TempPathFactory, postgres_engine) -> tuple[Path, Path]:
     """The corpus of TASKS made and graded on each engine (runs named for it), and the report."""
     root = tmp_path_factory.mktemp("engines")
     for engine in ENGINES:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,18 +16,6 @@ from arrivalbench.grade import Grader
 from arrivalbench.scaffold import new_task, new_task_dir
 from arrivalbench.seeds import GATE_SEED_COUNT
 from arrivalbench.spec import SUITE_DIR, SUITE_PATH_ENV, folder_hash, load_task, suite_hash
-
-SCRIPT = Path(sys.executable).parent / "arrivalbench"
-COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "arrivalbench.cli"]
-
-
-def cli(
-    *args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
-    return subprocess.run(
-        [*COMMAND, *map(str, args)], capture_output=True, text=True, cwd=cwd, env=env, timeout=120
-    )
 
 
 @pytest.fixture(scope="module")
@@ -110,14 +96,15 @@ def test_new_task_refuses_with_a_clear_message(tmp_path, case):
     assert {p.name: folder_hash(p) for p in tmp_path.iterdir()} == before  # nothing written
 
 
-def test_cli_new_task_creates_then_refuses_a_duplicate(tmp_path):
+def test_cli_new_task_creates_then_refuses_a_duplicate(cli, tmp_path):
     done = cli("new-task", "events_per_day", "--suite-dir", tmp_path)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [
+    assert done.stdout.splitlines()[:4] == [
         f"created {tmp_path / 'events_per_day'}",
         f"check it with: arrivalbench gate --suite-dir {tmp_path} --tasks events_per_day",
         "check its second oracle (oracle.py) with: "
         f"arrivalbench audit --suite-dir {tmp_path} --tasks events_per_day",
+        "files that change together:",  # then one line each (issue 22, item 8)
     ]
     assert load_task(tmp_path / "events_per_day").id == "events_per_day"
 
@@ -130,6 +117,32 @@ def test_cli_new_task_creates_then_refuses_a_duplicate(tmp_path):
     assert again.stdout == ""
 
 
+@pytest.mark.parametrize("generator", ["ledger", "clickstream"])
+def test_scaffold_lists_the_chosen_generators_real_columns(tmp_path, generator):
+    """The scaffold's task.yaml declared event_id and ts_event only, whatever the generator, and
+    named no other column it could declare."""
+    from arrivalbench.generators import get_generator
+
+    folder = new_task("t", generator=generator, suite_dir=tmp_path)
+    spec = (folder / "task.yaml").read_text(encoding="utf-8")
+    made = get_generator(generator)
+    for column, sql_type in made.columns(made.params()).items():
+        assert f"#   {column}: {sql_type}\n" in spec
+    assert f"The {generator} generator produces these columns" in spec
+
+
+def test_cli_new_task_prints_the_files_that_change_together(cli, tmp_path):
+    from arrivalbench.scaffold import CHANGE_TOGETHER
+
+    done = cli("new-task", "t", "--suite-dir", tmp_path / "mine")
+    assert done.returncode == 0, done.stderr
+    after = done.stdout.split("files that change together:\n", 1)[1]
+    printed = [line.split(":", 1)[0].strip() for line in after.splitlines()]
+    assert printed == [files for files, _ in CHANGE_TOGETHER if files != "existing.sql"]
+    repair = cli("new-task", "r", "--mode", "repair", "--suite-dir", tmp_path / "mine")
+    assert "  existing.sql: " in repair.stdout
+
+
 # --- where new-task writes ------------------------------------------------------------------------
 
 
@@ -137,7 +150,7 @@ def _builtin_state() -> tuple[list[str], str]:
     return sorted(p.name for p in SUITE_DIR.iterdir()), suite_hash()
 
 
-def test_new_task_without_a_suite_dir_refuses_and_writes_nothing(tmp_path):
+def test_new_task_without_a_suite_dir_refuses_and_writes_nothing(cli, tmp_path):
     """From a wheel install, `new-task NAME` wrote into site-packages (the built-in suite) and
     silently changed the suite hash of every later run. Without a folder it now refuses."""
     before = _builtin_state()
@@ -152,7 +165,7 @@ def test_new_task_without_a_suite_dir_refuses_and_writes_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_new_task_into_a_new_folder_leaves_the_builtin_hash_unchanged(tmp_path):
+def test_new_task_into_a_new_folder_leaves_the_builtin_hash_unchanged(cli, tmp_path):
     before = _builtin_state()
     mine = tmp_path / "my_tasks"  # does not exist yet: new-task creates it
     done = cli("new-task", "mine", "--suite-dir", mine)
@@ -162,7 +175,7 @@ def test_new_task_into_a_new_folder_leaves_the_builtin_hash_unchanged(tmp_path):
     assert suite_hash([mine]) != before[1]
 
 
-def test_new_task_writes_into_the_first_entry_of_the_environment_variable(tmp_path):
+def test_new_task_writes_into_the_first_entry_of_the_environment_variable(cli, tmp_path):
     first, second = tmp_path / "first", tmp_path / "second"
     done = cli("new-task", "mine", env={SUITE_PATH_ENV: f"{first}{os.pathsep}{second}"})
     assert done.returncode == 0, done.stderr
@@ -196,7 +209,7 @@ def test_builtin_flag_is_for_source_checkouts_only(monkeypatch):
     assert new_task_dir(builtin=True) == SUITE_DIR
 
 
-def test_printed_check_command_admits_the_new_task(tmp_path):
+def test_printed_check_command_admits_the_new_task(cli, tmp_path):
     done = cli("new-task", "events_mine", "--suite-dir", tmp_path / "mine")
     assert done.returncode == 0, done.stderr
     (hint,) = [line for line in done.stdout.splitlines() if line.startswith("check it with: ")]
@@ -208,7 +221,7 @@ def test_printed_check_command_admits_the_new_task(tmp_path):
     assert "admitted events_mine (create, easy)" in gated.stdout
 
 
-def test_printed_audit_command_finds_the_new_tasks_oracles_in_agreement(tmp_path):
+def test_printed_audit_command_finds_the_new_tasks_oracles_in_agreement(cli, tmp_path):
     done = cli("new-task", "events_audited", "--suite-dir", tmp_path / "mine", "--mode", "repair")
     assert done.returncode == 0, done.stderr
     prefix = "check its second oracle (oracle.py) with: "

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -40,25 +37,14 @@ from arrivalbench.seeds import (
 )
 from arrivalbench.spec import Task, get_task
 from arrivalbench.store import RunDir
+from conftest import CliResult
 
 TASK = "daily_revenue"
 EXAMPLE_REPLIES = Path(__file__).resolve().parents[1] / "examples" / "replay.json"
 HIDDEN = ["single_batch", "in_order_stream", "duplicate_delivery"]
 
 
-def cli(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """The console script, with no seed file in the environment unless `env` sets one."""
-    base = {k: v for k, v in os.environ.items() if k != SEED_FILE_ENV}
-    return subprocess.run(
-        [sys.executable, "-m", "arrivalbench.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env={**base, "NO_COLOR": "1", "COLUMNS": "200", **(env or {})},
-        timeout=600,
-    )
-
-
-def one_line_error(done: subprocess.CompletedProcess[str], *phrases: str) -> None:
+def one_line_error(done: CliResult, *phrases: str) -> None:
     assert done.returncode == 2, done.stdout + done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
@@ -137,7 +123,7 @@ def test_new_seed_file_is_private_random_and_commits_to_its_content(tmp_path: Pa
     assert str(first.seed) not in repr(first) and text.strip() not in repr(first)
 
 
-def test_new_seed_refuses_to_overwrite(tmp_path: Path) -> None:
+def test_new_seed_refuses_to_overwrite(cli, tmp_path: Path) -> None:
     path = tmp_path / "s.hex"
     made = cli("new-seed", "--out", path)
     assert made.returncode == 0, made.stderr
@@ -156,7 +142,7 @@ def test_new_seed_refuses_to_overwrite(tmp_path: Path) -> None:
     ],
 )
 def test_weak_or_missing_seed_file_is_one_line_naming_the_file(
-    tmp_path: Path, task: Task, content: str | None, phrase: str
+    cli, tmp_path: Path, task: Task, content: str | None, phrase: str
 ) -> None:
     path = tmp_path / "weak.hex"
     if content is not None:
@@ -222,7 +208,7 @@ def test_private_schedule_file_names_the_commitment_not_the_log_seed(
 
 
 def test_schedule_command_with_a_seed_file_writes_no_secret(
-    tmp_path: Path, task: Task, secret: Path
+    cli, tmp_path: Path, task: Task, secret: Path
 ) -> None:
     out = tmp_path / "dup.json"
     made = cli(
@@ -290,7 +276,7 @@ def hard_coded(task: Task, base_seed: int) -> str:
 
 
 def test_hard_coded_public_oracle_fails_the_hidden_schedules_of_a_private_run(
-    tmp_path: Path, task: Task, secret: Path
+    cli, tmp_path: Path, task: Task, secret: Path
 ) -> None:
     folder = tmp_path / "answers"
     folder.mkdir()
@@ -314,7 +300,7 @@ def test_hard_coded_public_oracle_fails_the_hidden_schedules_of_a_private_run(
 
 
 def test_grade_run_of_a_private_run_needs_its_seed_file(
-    tmp_path: Path, secret: Path, other_secret: Path
+    cli, tmp_path: Path, secret: Path, other_secret: Path
 ) -> None:
     run = tmp_path / "run"
     made = cli("make-corpus", "--out", run, "--tasks", TASK, "--seed-file", secret)
@@ -331,7 +317,7 @@ def test_grade_run_of_a_private_run_needs_its_seed_file(
 
 
 @pytest.fixture(scope="module")
-def graded_private(tmp_path_factory: pytest.TempPathFactory, secret: Path) -> RunDir:
+def graded_private(cli, tmp_path_factory: pytest.TempPathFactory, secret: Path) -> RunDir:
     """A one-task reference corpus made with the seed file and graded with it (from the environment)."""
     run = tmp_path_factory.mktemp("private") / "run"
     made = cli("make-corpus", "--out", run, "--tasks", TASK, "--seed-file", secret)
@@ -360,7 +346,7 @@ def test_private_run_stores_the_commitment_and_no_seed_of_the_secret(
 
 
 def test_regrade_verify_of_a_private_run_needs_its_seed_file(
-    graded_private: RunDir, secret: Path, other_secret: Path
+    cli, graded_private: RunDir, secret: Path, other_secret: Path
 ) -> None:
     path = graded_private.path
     before = (path / "verdicts.parquet").read_bytes()
@@ -373,7 +359,7 @@ def test_regrade_verify_of_a_private_run_needs_its_seed_file(
 
 
 def test_development_and_private_runs_are_named_in_summary_and_report(
-    graded_private: RunDir, tmp_path: Path
+    cli, graded_private: RunDir, tmp_path: Path
 ) -> None:
     from arrivalbench.corpus import make_corpus
     from arrivalbench.report.render import build_report
@@ -398,7 +384,7 @@ def test_development_and_private_runs_are_named_in_summary_and_report(
 
 
 def test_generated_private_run_writes_no_seed_and_checks_the_public_snapshot(
-    tmp_path: Path, secret: Path
+    cli, tmp_path: Path, secret: Path
 ) -> None:
     runs = {}
     for name, extra in (("public", []), ("private", ["--seed-file", secret])):
@@ -432,7 +418,7 @@ def test_generated_private_run_writes_no_seed_and_checks_the_public_snapshot(
 
 
 @pytest.mark.slow
-def test_gate_with_a_seed_file_gates_the_private_hidden_logs(secret: Path) -> None:
+def test_gate_with_a_seed_file_gates_the_private_hidden_logs(cli, secret: Path) -> None:
     done = cli("gate", "--tasks", TASK, "--jobs", "1", "--seed-file", secret)
     assert done.returncode == 0, done.stdout + done.stderr
     private = read_seed_file(secret)
@@ -441,7 +427,7 @@ def test_gate_with_a_seed_file_gates_the_private_hidden_logs(secret: Path) -> No
     assert not [n for n in forbidden(secret) if n in done.stdout + done.stderr]
 
 
-def test_a_development_run_refuses_an_explicit_seed_file(tmp_path: Path, secret: Path) -> None:
+def test_a_development_run_refuses_an_explicit_seed_file(cli, tmp_path: Path, secret: Path) -> None:
     run = tmp_path / "dev"
     assert cli("make-corpus", "--out", run, "--tasks", TASK).returncode == 0
     one_line_error(cli("grade-run", run, "--seed-file", secret), "development run", str(run))

@@ -306,3 +306,30 @@ def audit_suite(
     from arrivalbench.gate import per_task_pool
 
     return per_task_pool(_audit_in_worker, [(task, seeds, gated) for task in tasks], jobs, on_task)
+
+
+def audit_summary(results: Sequence[TaskAudit], seconds: float) -> dict[str, Any]:
+    """The counts an audit is judged by: tasks, agreeing, disagreeing, without a usable
+    oracle.py, logs compared, and the seconds it took."""
+    agreeing = sum(r.agrees for r in results)
+    without = sum(r.error is not None for r in results)
+    return {
+        "tasks": len(results),
+        "agree": agreeing,
+        "disagree": len(results) - agreeing - without,
+        "oracle_py_unusable": without,
+        "logs": sum(len(r.logs) for r in results),
+        "seconds": round(seconds, 1),
+    }
+
+
+def audit_document(
+    results: Sequence[TaskAudit], seeds: Sequence[int], gated: Sequence[int], seconds: float
+) -> dict[str, Any]:
+    """`arrivalbench audit --json`: the seeds, the summary and every task's audit."""
+    return {
+        "seeds": list(seeds),
+        "gated_seeds": list(gated),
+        "summary": audit_summary(results, seconds),
+        "tasks": [r.to_json() for r in results],
+    }

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from arrivalbench.errors import UsageError
-from arrivalbench.generators import get_generator, make_log  # noqa: F401  (registry side effect)
+from arrivalbench.generators import describe_generator
 from arrivalbench.spec import SUITE_DIR, SUITE_PATH_ENV, env_suite_dirs, load_task
 
 TASK_YAML = """\
@@ -31,7 +31,9 @@ description: |
   day (the date of `ts_event`) and `events`, the number of events of that day.
 source:
   name: {source}
-  columns:
+  # The {generator} generator produces these columns; declare the ones the task reads
+  # (`arrivalbench generators` lists every generator's columns and params):
+{produced}  columns:
     event_id: BIGINT
     ts_event: TIMESTAMP
   generator:
@@ -157,6 +159,39 @@ GROUP BY ALL;
 """
 
 
+CHANGE_TOGETHER: tuple[tuple[str, str], ...] = (
+    (
+        "task.yaml's description, oracle.sql, oracle.py",
+        "the description says what the target holds, and both oracles compute exactly that "
+        "(audit checks they agree)",
+    ),
+    (
+        "task.yaml's source and target columns, and every .sql file",
+        "the SQL reads the declared source columns and writes exactly the target's",
+    ),
+    (
+        "gold.sql, controls/*.sql",
+        "they maintain the same target from the same source, so a change to its shape goes "
+        "into every one",
+    ),
+    (
+        "task.yaml's hazards and controls, controls/*.sql",
+        "each control is listed with the hazards it fails, and each hazard is earned by one",
+    ),
+    (
+        "existing.sql",
+        "the starting pipeline (modify and repair) reads and writes the same columns, and must "
+        "not already pass the snapshot",
+    ),
+)
+"""The files of a task that change together: what new-task prints after writing one."""
+
+
+def change_together(mode: str) -> tuple[tuple[str, str], ...]:
+    """CHANGE_TOGETHER for a task of `mode` (a create task has no existing.sql)."""
+    return tuple(e for e in CHANGE_TOGETHER if mode != "create" or "existing.sql" not in e[0])
+
+
 def builtin_is_source_checkout() -> bool:
     """True when the built-in suite is `src/arrivalbench/suite` of a checkout, not an installed copy."""
     package = SUITE_DIR.resolve().parent
@@ -208,7 +243,7 @@ def new_task(name: str, mode: str = "create", generator: str = "sales", *, suite
         )
     if mode not in ("create", "modify", "repair"):
         raise UsageError(f"mode {mode!r}: expected create, modify or repair.")
-    get_generator(generator)
+    produced = describe_generator(generator)["columns"]
     suite_dir = Path(suite_dir)
     if suite_dir.exists() and not suite_dir.is_dir():
         raise UsageError(f"{suite_dir}: not a folder; pass a folder to hold task folders.")
@@ -230,6 +265,7 @@ def new_task(name: str, mode: str = "create", generator: str = "sales", *, suite
         "name": name,
         "mode": mode,
         "generator": generator,
+        "produced": "".join(f"  #   {c}: {t}\n" for c, t in produced.items()),
         "source": "events",
         "target": name,
     }

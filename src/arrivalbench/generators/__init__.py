@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -54,6 +54,42 @@ def get_generator(kind: str) -> Generator:
 
 def generator_kinds() -> list[str]:
     return sorted(_REGISTRY)
+
+
+_BOUNDS = ("ge", "gt", "le", "lt", "min_length", "max_length", "pattern")
+
+
+def _type_name(annotation: object) -> str:
+    if isinstance(annotation, type) and not getattr(annotation, "__args__", None):
+        return annotation.__name__
+    return str(annotation).replace("typing.", "")
+
+
+def describe_generator(kind: str) -> dict[str, Any]:
+    """What a generator declares, for `arrivalbench generators`: the columns it produces at its
+    default params (event_id included, with DuckDB types) and each param's type, default and
+    bounds, read from its params model."""
+    generator = get_generator(kind)
+    parameters = []
+    for name, field in generator.params.model_fields.items():
+        bounds = {
+            bound: getattr(meta, bound)
+            for meta in field.metadata
+            for bound in _BOUNDS
+            if getattr(meta, bound, None) is not None
+        }
+        required = field.is_required()
+        parameters.append(
+            {
+                "name": name,
+                "type": _type_name(field.annotation),
+                "default": None if required else field.get_default(call_default_factory=True),
+                "required": required,
+                "bounds": bounds,
+            }
+        )
+    columns = {"event_id": "BIGINT"} | generator.columns(generator.params())
+    return {"kind": kind, "columns": columns, "parameters": parameters}
 
 
 def _params(source: SourceSpec) -> BaseModel:

@@ -1,0 +1,5 @@
+"""`python -m arrivalbench`: the console script."""
+
+from arrivalbench.cli import main
+
+main()

@@ -1,0 +1,168 @@
+"""`arrivalbench check`: your own pipeline or dbt model on your own log, under every schedule;
+exit 0 when all PASS, 1 on a FAIL or ERROR."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from arrivalbench.cli.grade import write_junit
+from arrivalbench.cli.options import (
+    CHECK_LIMITS,
+    DEFAULT_ENGINE,
+    DEFAULT_SEED,
+    CheckEngineOpt,
+    CheckMemoryLimitOpt,
+    CheckStatementTimeoutOpt,
+    JunitOpt,
+    RecordJsonOpt,
+    ReplayTimeoutOpt,
+    SeedOpt,
+    is_default_engine,
+    read_pipeline,
+)
+from arrivalbench.cli.output import VERDICT_STYLE, err, out, verdict_table
+from arrivalbench.engines import Limits
+from arrivalbench.terminal import text
+
+
+def check(
+    log: Annotated[
+        str,
+        typer.Option(
+            "--log", help="The event log: a .parquet, .csv or .json file, or FILE.duckdb:TABLE."
+        ),
+    ],
+    key: Annotated[str, typer.Option("--key", help="The column that names an event (any type).")],
+    event_time: Annotated[
+        str, typer.Option("--event-time", help="The event-time column (a timestamp or date).")
+    ],
+    pipeline: Annotated[
+        Path | None, typer.Option("--pipeline", "-p", help="The pipeline's SQL file.")
+    ] = None,
+    source_table: Annotated[
+        str | None,
+        typer.Option("--source-table", help="The table the pipeline reads deliveries from."),
+    ] = None,
+    target: Annotated[
+        str | None, typer.Option("--target", help="The table the pipeline maintains.")
+    ] = None,
+    dbt_project: Annotated[
+        Path | None, typer.Option("--dbt-project", help="A dbt project folder (never written).")
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model", help="The dbt model to check.")] = None,
+    source: Annotated[
+        str | None,
+        typer.Option("--source", help="The dbt source the deliveries fill: SOURCE.TABLE."),
+    ] = None,
+    entity_key: Annotated[
+        str | None,
+        typer.Option("--entity-key", help="Column whose events change one entity's state."),
+    ] = None,
+    evolving_column: Annotated[
+        str | None,
+        typer.Option(
+            "--evolving-column",
+            help="A column that is NULL early and appears mid-stream (enables schema_evolution).",
+        ),
+    ] = None,
+    oracle: Annotated[
+        Path | None,
+        typer.Option(
+            "--oracle", help="A batch query over the complete log (default: a full refresh)."
+        ),
+    ] = None,
+    mode: Annotated[
+        str | None,
+        typer.Option(
+            "--mode",
+            help="batch: the source holds only the current delivery; landing: an append-only "
+            "landing table (default: batch for --pipeline, landing for --dbt-project).",
+        ),
+    ] = None,
+    arrival_column: Annotated[
+        str | None,
+        typer.Option(
+            "--arrival-column", help="Stamp every delivered row's arrival time in this column."
+        ),
+    ] = None,
+    ignore_column: Annotated[
+        list[str] | None,
+        typer.Option("--ignore-column", help="A target column left out of the comparison."),
+    ] = None,
+    schedules: Annotated[
+        str | None, typer.Option(help="'all' (default), or comma-separated schedule names.")
+    ] = None,
+    seed: SeedOpt = DEFAULT_SEED,
+    as_json: RecordJsonOpt = False,
+    junit: JunitOpt = None,
+    statement_timeout: CheckStatementTimeoutOpt = CHECK_LIMITS.statement_timeout,
+    memory_limit: CheckMemoryLimitOpt = CHECK_LIMITS.memory_limit,
+    replay_timeout: ReplayTimeoutOpt = CHECK_LIMITS.replay_timeout,
+    engine: CheckEngineOpt = DEFAULT_ENGINE,
+) -> None:
+    """Check your own pipeline or dbt model on your own log: exit 0 all PASS, 1 a FAIL or ERROR."""
+    from arrivalbench.check import Check, CheckConfig, LogColumns, exit_code
+    from arrivalbench.grade import dumps
+
+    limits = Limits(
+        statement_timeout=statement_timeout,
+        memory_limit=memory_limit,
+        replay_timeout=replay_timeout,
+        max_script_bytes=CHECK_LIMITS.max_script_bytes,
+    )
+    config = CheckConfig(
+        log=log,
+        columns=LogColumns(key, event_time, entity_key, evolving_column, arrival_column),
+        seed=seed,
+        limits=limits,
+        pipeline=pipeline,
+        source_table=source_table,
+        target=target,
+        dbt_project=dbt_project,
+        model=model,
+        source=source,
+        mode=mode,  # type: ignore[arg-type]
+        schedules=schedules,
+        oracle=oracle,
+        ignore_columns=tuple(ignore_column or ()),
+        engine=engine,
+    )
+    script = read_pipeline(pipeline, limits.max_script_bytes) if pipeline is not None else None
+    started = time.monotonic()
+
+    def progress(name: str, done: int, total: int, entry: dict[str, Any] | None) -> None:
+        if entry is not None:
+            verdict = entry["verdict"]
+            err.print(
+                text(
+                    f"check: [{done}/{total}] {name}: ",
+                    (verdict, VERDICT_STYLE[verdict]),
+                    f" ({time.monotonic() - started:.1f} s)",
+                )
+            )
+
+    record, _ = Check(config, on_progress=progress).run(script)
+    if junit is not None:
+        write_junit(record, f"arrivalbench check {record['task']}", junit)
+    if as_json:
+        sys.stdout.write(dumps(record))
+    else:
+        check_table(record)
+    raise typer.Exit(exit_code(record))
+
+
+def check_table(record: dict[str, Any]) -> None:
+    from arrivalbench.check.junit import summary
+
+    title = f"{record['task']} · mode {record['mode']} · oracle {record['oracle']}"
+    if not is_default_engine(record["engine"]):
+        title += f" · {record['engine']} {record['engine_version']}"
+    table = verdict_table(title, record, summary)
+    for name, reason in record["skipped"].items():
+        table.add_row(text(name), text(("skipped", "dim")), text(reason))
+    out.print(table)
