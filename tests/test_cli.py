@@ -560,6 +560,8 @@ def test_gate_admits_daily_revenue(cli):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "admitted daily_revenue" in done.stdout
     assert "rejected" not in done.stdout.split("gate summary")[0]
+    line = next(x for x in done.stdout.splitlines() if "admitted daily_revenue" in x)
+    assert re.search(r"\[1/1, elapsed \d+:\d\d\]$", line.rstrip()), line  # progress, done
 
 
 def test_schedule_file_with_an_impossible_crash_is_a_user_error(

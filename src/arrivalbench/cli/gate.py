@@ -60,6 +60,7 @@ def gate(
     private = secret(seed_file)
     from arrivalbench.gate import gate_suite, group_violations
     from arrivalbench.gate.composition import composition
+    from arrivalbench.progress import estimate
     from arrivalbench.schedules import REGISTRY
 
     on = "" if is_default_engine(engine) else f" on {engine} (the oracle stays DuckDB's)"
@@ -69,8 +70,11 @@ def gate(
         seeds = gate_seeds(seed_count, seed)
         out.print(f"gating at seeds {', '.join(map(str, seeds))}{on}", highlight=False)
     started = time.perf_counter()
+    gated: list[TaskGate] = []
 
     def report(result: TaskGate) -> None:
+        gated.append(result)
+        pace = estimate(len(gated), len(chosen), time.perf_counter() - started)
         mark = (
             ("admitted", "green")
             if result.admitted
@@ -82,6 +86,7 @@ def gate(
                 mark,
                 f" {spec.id} ({spec.mode}, {spec.difficulty}): "
                 f"{len(spec.hazards)} hazards, {len(spec.controls)} controls",
+                (f"  {pace}", "dim"),
             )
         )
         for group in group_violations(result.violations):

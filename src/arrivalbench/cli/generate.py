@@ -12,11 +12,13 @@ from arrivalbench.cli.options import (
     DEFAULT_ENGINE,
     DEFAULT_SEED,
     GenerateEngineOpt,
+    NoCacheOpt,
     SeedFileOpt,
     SeedOpt,
     SuiteDirOpt,
     TasksOpt,
     at_least,
+    cache_dir,
     secret,
     suite_flags,
 )
@@ -105,6 +107,7 @@ def generate(
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
     engine: GenerateEngineOpt = None,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """Let a model write each task's pipeline (snapshot repair loop) and store the scripts as a run."""
     from arrivalbench.agent.generate import generate as run_generate
@@ -124,6 +127,7 @@ def generate(
             task_ids=ids,
             log=_log,
             engine=engine,
+            cache_dir=cache_dir(no_cache),
         )
         missing = sum(c.artifact_sha256 is None for c in again.cells())
         out.print(
@@ -150,6 +154,7 @@ def generate(
         seed_commitment=private and private.commitment,
         run=run_index,
         engine=engine or DEFAULT_ENGINE,
+        cache_dir=cache_dir(no_cache),
     )
     cells = run.cells()
     missing = sum(c.artifact_sha256 is None for c in cells)

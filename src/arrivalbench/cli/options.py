@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from arrivalbench.engines import Limits
+from arrivalbench.engines import DEFAULT_ENGINE, Limits, check_engine, engine_info
 from arrivalbench.errors import UsageError
 from arrivalbench.seeds import DEFAULT_SEED, SEED_RANGE, is_seed
 
@@ -28,23 +28,15 @@ __all__ = ["CHECK_LIMITS", "DEFAULT_ENGINE", "DEFAULT_LIMITS", "DEFAULT_SEED"]
 
 # --- engines: every rule of the CLI that names an engine is here ---------------------------------
 
-DEFAULT_ENGINE = "duckdb"
-"""The engine a command runs on without --engine, and the engine of a run whose manifest names none."""
-
 
 def is_default_engine(engine: str) -> bool:
     """Whether output may leave the engine unsaid (the oracle's engine, the one of old runs)."""
-    return engine == DEFAULT_ENGINE
+    return engine_info(engine).authored
 
 
 def _engine(value: str | None) -> str | None:
     """Every --engine is checked here, before the command runs (None: the option's absence)."""
-    from arrivalbench.engines import ENGINES
-    from arrivalbench.errors import UnknownNameError
-
-    if value is not None and value not in ENGINES:
-        raise UnknownNameError("engine", value, ENGINES)
-    return value
+    return None if value is None else check_engine(value)
 
 
 def _engine_option(help: str) -> Any:
