@@ -115,7 +115,7 @@ def grade_unit(unit: Unit, config: SweepConfig) -> list[tuple[dict[str, Any], di
             engine_name=config.engine,
         )
     task = get_task(unit.cell.task, config.suite_dirs)
-    record, timings = _GRADER.grade(
+    record, timings = _GRADER.judge_all(
         task,
         unit.script,
         unit.schedules,
@@ -124,7 +124,7 @@ def grade_unit(unit: Unit, config: SweepConfig) -> list[tuple[dict[str, Any], di
     )
     out = []
     commitment = config.private.commitment if config.private is not None else None
-    for schedule, entry in record["verdicts"].items():
+    for schedule, entry in record.verdicts.items():
         hidden = get_kind(schedule).log_kind == "hidden"
         row = verdict_row(
             unit.cell, schedule, config.seed, entry, seed_commitment=commitment if hidden else None
