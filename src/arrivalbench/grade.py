@@ -158,19 +158,11 @@ class Grader:
         return self._oracles[key]
 
     def grade(
-        self,
-        task: Task,
-        script: str,
-        schedules: Iterable[str],
-        where: str = "pipeline",
-        prebuilt: dict[str, tuple[Schedule, Log]] | None = None,
-        on_verdict: Callable[[str, Verdict], None] | None = None,
-        empty_is_error: bool = False,
+        self, task: Task, script: str, schedules: Iterable[str], **options: Any
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """(record as JSON, timings) for one artifact over the named schedules (see `judge_all`)."""
-        record, timings = self.judge_all(
-            task, script, schedules, where, prebuilt, on_verdict, empty_is_error
-        )
+        """(record as JSON, timings): `judge_all`'s, for the callers that still read the record
+        as a dict (the CLI's commands)."""
+        record, timings = self.judge_all(task, script, schedules, **options)
         return record.to_json(), timings
 
     def judge_all(

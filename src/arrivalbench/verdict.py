@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 import pyarrow as pa
@@ -221,17 +221,7 @@ class Record:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Record:
-        known = {
-            "format",
-            "task",
-            "artifact_sha256",
-            "engine",
-            "engine_version",
-            "harness_version",
-            "seed",
-            "verdicts",
-            "seed_commitment",
-        }
+        known = {f.name for f in fields(cls)} - {"extra"}
         return cls(
             task=data["task"],
             artifact_sha256=data["artifact_sha256"],
