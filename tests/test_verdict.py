@@ -87,3 +87,80 @@ def test_checking_a_user_pipeline_gives_the_golden_verdict_bytes(tmp_path: Path)
         texts.append(dumps(record))
     golden = (GOLDEN / "check.records.json").read_text(encoding="utf-8")
     assert same_versions("".join(texts), golden) == golden
+
+
+def _result(target=None, error=None):
+    from arrivalbench.replay import ReplayResult
+
+    return ReplayResult(target=target, error=error, statement_seconds=0.0, statements_run=1)
+
+
+def _equal_unless(differs: bool):
+    from arrivalbench.compare import Comparison
+
+    diff = {
+        "counts": {"schema": 0, "missing": 1, "extra": 0, "duplicate_key": 0, "changed": 0},
+        "examples": {"missing": [{"id": 1}]},
+        "expected_rows": 2,
+        "actual_rows": 1,
+        "right_rows_share": 0.5,
+    }
+    return lambda expected, actual: Comparison(not differs, diff)
+
+
+def test_judge_gives_the_replays_error_first_then_the_oracles_then_the_comparison():
+    import pyarrow as pa
+
+    from arrivalbench.replay import RunError
+    from arrivalbench.verdict import ORACLE_FAILED, judge
+
+    table = pa.table({"id": [1]})
+    error = RunError("sql_error", 2, 1, "no such table")
+    assert judge(_result(error=error), table, _equal_unless(True)).key == ("ERROR", "sql_error")
+    oracle = judge(_result(target=table), RunError("sql_error", 1, 3, "boom"), _equal_unless(True))
+    assert oracle.key == ("ERROR", ORACLE_FAILED) and oracle.batch is None
+    assert oracle.message == "the full refresh over the complete log failed: boom"
+    assert judge(_result(target=table), table, _equal_unless(False)).to_json() == {
+        "verdict": "PASS"
+    }
+    failed = judge(_result(target=table), table, _equal_unless(True))
+    assert failed.outcome == "FAIL" and failed.diff is not None
+    assert failed.diff.counts["missing"] == 1
+
+
+def test_verdict_json_keeps_an_errors_null_fields_and_round_trips():
+    from arrivalbench.replay import RunError
+    from arrivalbench.verdict import Verdict, compact, summary
+
+    verdict = Verdict.errored(RunError("timeout", None, None, "took too long")).replayed("ab")
+    data = verdict.to_json()
+    assert data == {
+        "verdict": "ERROR",
+        "error_class": "timeout",
+        "batch": None,
+        "statement": None,
+        "message": "took too long",
+        "schedule_sha256": "ab",
+    }
+    assert Verdict.from_json(data) == verdict
+    assert compact(data).startswith('{"batch":null,"error_class":"timeout"')
+    assert summary(verdict) == "timeout at the run: took too long"
+
+
+def test_a_records_json_round_trips_with_what_check_adds():
+    from arrivalbench.verdict import Record, Verdict, dumps
+
+    record = Record(
+        task="t",
+        artifact_sha256="a",
+        engine="duckdb",
+        engine_version="1",
+        harness_version="0",
+        seed=7,
+        verdicts={"late_arrival": Verdict.passed().replayed("s")},
+        extra={"mode": "batch", "skipped": {}},
+    )
+    data = record.to_json()
+    assert data["mode"] == "batch" and "seed_commitment" not in data
+    assert Record.from_json(data) == record
+    assert dumps(data) == dumps(Record.from_json(data).to_json())
