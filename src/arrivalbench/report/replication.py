@@ -3,10 +3,28 @@ hazard by hazard), with the failing tasks that recur."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from arrivalbench.analysis.stats import replication
 from arrivalbench.report import format as fmt
-from arrivalbench.report.analysis import Analysis
+from arrivalbench.report.analysis import Analysis, Source
 from arrivalbench.report.format import Table
+
+
+def replicates(a: Analysis) -> Iterator[tuple[Source, Source, str]]:
+    """(first run, second run, arm) for each arm replicated in two runs on one engine (another
+    engine is the engine table's), with the same model where arm_info names one."""
+    for i, first in enumerate(a.sources):
+        for second in a.sources[i + 1 :]:
+            if first.engine != second.engine:
+                continue
+            for arm in sorted(set(first.labels) & set(second.labels)):
+                if first.labels[arm] not in a.replicated:
+                    continue
+                model_a = first.run.arm_info().get(arm, {}).get("model")
+                model_b = second.run.arm_info().get(arm, {}).get("model")
+                if model_a == model_b:
+                    yield first, second, arm
 
 
 def replication_table(a: Analysis) -> Table:
@@ -23,32 +41,22 @@ def replication_table(a: Analysis) -> Table:
         "recurring (of A's)",
     )
     rows = []
-    for i, first in enumerate(a.sources):
-        for second in a.sources[i + 1 :]:
-            if first.engine != second.engine:  # another engine: not a replicate (engine table)
-                continue
-            for arm in sorted(set(first.labels) & set(second.labels)):
-                if first.labels[arm] not in a.replicated:
-                    continue
-                model_a = first.run.arm_info().get(arm, {}).get("model")
-                model_b = second.run.arm_info().get(arm, {}).get("model")
-                if model_a != model_b:
-                    continue
-                rep = replication(first.outcomes, second.outcomes, arm, metric="gap")
-                ea, eb = gap.get(first.labels[arm]), gap.get(second.labels[arm])
-                rows.append(
-                    (
-                        arm,
-                        first.name,
-                        second.name,
-                        fmt.point(ea),
-                        fmt.point(eb),
-                        fmt.printed_delta(rep.rate_a, rep.rate_b),
-                        str(len(rep.failing_a)),
-                        str(len(rep.failing_b)),
-                        f"{len(rep.recurring)} of {len(rep.failing_a)}",
-                    )
-                )
+    for first, second, arm in replicates(a):
+        rep = replication(first.outcomes, second.outcomes, arm, metric="gap")
+        ea, eb = gap.get(first.labels[arm]), gap.get(second.labels[arm])
+        rows.append(
+            (
+                arm,
+                first.name,
+                second.name,
+                fmt.point(ea),
+                fmt.point(eb),
+                fmt.printed_delta(rep.rate_a, rep.rate_b),
+                str(len(rep.failing_a)),
+                str(len(rep.failing_b)),
+                f"{len(rep.recurring)} of {len(rep.failing_a)}",
+            )
+        )
     return Table(
         key="replication",
         title="Replication: the same arm in two runs",
@@ -82,36 +90,26 @@ def replication_hazard_table(a: Analysis) -> Table:
     )
     hazards = [h for h in a.hazards()]
     rows = []
-    for i, first in enumerate(a.sources):
-        for second in a.sources[i + 1 :]:
-            if first.engine != second.engine:  # another engine: not a replicate (engine table)
+    for first, second, arm in replicates(a):
+        for hazard in hazards:
+            metric = f"pass:{hazard}"
+            rep = replication(first.outcomes, second.outcomes, arm, metric=metric)
+            if rep.rate_a is None and rep.rate_b is None:
                 continue
-            for arm in sorted(set(first.labels) & set(second.labels)):
-                if first.labels[arm] not in a.replicated:
-                    continue
-                if first.run.arm_info().get(arm, {}).get("model") != second.run.arm_info().get(
-                    arm, {}
-                ).get("model"):
-                    continue
-                for hazard in hazards:
-                    metric = f"pass:{hazard}"
-                    rep = replication(first.outcomes, second.outcomes, arm, metric=metric)
-                    if rep.rate_a is None and rep.rate_b is None:
-                        continue
-                    rows.append(
-                        (
-                            arm,
-                            first.name,
-                            second.name,
-                            hazard.replace("_", " "),
-                            fmt.pct(rep.rate_a, fmt.cells_behind(a, first.labels[arm], metric)),
-                            fmt.pct(rep.rate_b, fmt.cells_behind(a, second.labels[arm], metric)),
-                            fmt.printed_delta(rep.rate_a, rep.rate_b),
-                            fmt.count(len(rep.failing_a)),
-                            fmt.count(len(rep.failing_b)),
-                            f"{len(rep.recurring)} of {len(rep.failing_a)}",
-                        )
-                    )
+            rows.append(
+                (
+                    arm,
+                    first.name,
+                    second.name,
+                    hazard.replace("_", " "),
+                    fmt.pct(rep.rate_a, fmt.cells_behind(a, first.labels[arm], metric)),
+                    fmt.pct(rep.rate_b, fmt.cells_behind(a, second.labels[arm], metric)),
+                    fmt.printed_delta(rep.rate_a, rep.rate_b),
+                    fmt.count(len(rep.failing_a)),
+                    fmt.count(len(rep.failing_b)),
+                    f"{len(rep.recurring)} of {len(rep.failing_a)}",
+                )
+            )
     return Table(
         key="replication_hazards",
         title="Replication per hazard: the same arm in two runs",
