@@ -314,3 +314,22 @@ def not_passing_records(
                 except ValueError:
                     continue
     return records
+
+
+def diagnosis_counts(
+    sources: Sequence[Source],
+) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
+    """(arm label -> diagnosis label -> FAIL verdicts carrying it, arm label -> FAIL verdicts
+    diagnosed), from each run's explanations.parquet (`grade-run --explain`; none: empty)."""
+    from arrivalbench.explain.diagnoses import read_explanations
+
+    counts: dict[str, dict[str, int]] = {}
+    totals: dict[str, int] = {}
+    for source in sources:
+        table = read_explanations(source.run)
+        for row in table.to_pylist() if table is not None else []:
+            arm = source.labels.get(row["arm"], row["arm"])
+            totals[arm] = totals.get(arm, 0) + 1
+            for label in row["diagnosis"]:
+                counts.setdefault(arm, {})[label] = counts.get(arm, {}).get(label, 0) + 1
+    return counts, totals

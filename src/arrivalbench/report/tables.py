@@ -22,7 +22,7 @@ from arrivalbench.analysis.stats import (
     signature,
 )
 from arrivalbench.report import format as fmt
-from arrivalbench.report.analysis import Analysis
+from arrivalbench.report.analysis import Analysis, diagnosis_counts
 from arrivalbench.report.format import Cells as Cells
 from arrivalbench.report.format import Num as Num
 from arrivalbench.report.format import Table
@@ -494,17 +494,8 @@ def diagnosis_tables(a: Analysis) -> list[Table]:
     """How often each mistake occurs per arm, from explanations.parquet (`grade-run --explain`);
     no table when no run has one."""
     from arrivalbench.explain import LABELS
-    from arrivalbench.explain.diagnoses import read_explanations
 
-    counts: dict[str, dict[str, int]] = {}
-    totals: dict[str, int] = {}
-    for source in a.sources:
-        table = read_explanations(source.run)
-        for row in table.to_pylist() if table is not None else []:
-            arm = source.labels.get(row["arm"], row["arm"])
-            totals[arm] = totals.get(arm, 0) + 1
-            for label in row["diagnosis"]:
-                counts.setdefault(arm, {})[label] = counts.get(arm, {}).get(label, 0) + 1
+    counts, totals = diagnosis_counts(a.sources)
     if not totals:
         return []
     labels = [label for label in LABELS if any(label in c for c in counts.values())]
