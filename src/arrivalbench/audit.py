@@ -303,9 +303,9 @@ def audit_suite(
             if on_task:
                 on_task(results[-1])
         return results
-    from arrivalbench.gate import per_task_pool
+    from arrivalbench.pool import in_order
 
-    return per_task_pool(_audit_in_worker, [(task, seeds, gated) for task in tasks], jobs, on_task)
+    return in_order(_audit_in_worker, [(task, seeds, gated) for task in tasks], jobs, on_task)
 
 
 def audit_summary(results: Sequence[TaskAudit], seconds: float) -> dict[str, Any]:

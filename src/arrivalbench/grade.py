@@ -14,6 +14,7 @@ import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import pyarrow as pa
@@ -25,13 +26,14 @@ from arrivalbench.engines import DEFAULT_ENGINE, Limits, get_engine, oracle_engi
 from arrivalbench.errors import PipelineInputError
 from arrivalbench.logs import Log
 from arrivalbench.oracle import compute_oracle, oracle_over
-from arrivalbench.replay import ResultCap, RunError
+from arrivalbench.replay import ResultCap
 from arrivalbench.sandbox import ReplayJob, Sandbox
 from arrivalbench.schedules import Schedule, build_schedule, schedule_to_json
 from arrivalbench.seeds import DEFAULT_SEED, PrivateSeed
 from arrivalbench.spec import SuiteDirs, Task, suite_hash
+from arrivalbench.verdict import RECORD_FORMAT, Record, Verdict, judge
+from arrivalbench.verdict import dumps as dumps  # its old home; the function lives in verdict.py
 
-RECORD_FORMAT = 1
 ERROR_CLASSES = (
     "sql_error",
     "timeout",
@@ -66,11 +68,6 @@ def artifact_sha256(script: str) -> str:
 def schedule_sha256(schedule: Schedule, log: Log) -> str:
     text = json.dumps(schedule_to_json(schedule, log), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def dumps(record: dict[str, Any]) -> str:
-    """The canonical serialisation: byte-identical for identical records."""
-    return json.dumps(record, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
 @dataclass
@@ -161,15 +158,23 @@ class Grader:
         return self._oracles[key]
 
     def grade(
+        self, task: Task, script: str, schedules: Iterable[str], **options: Any
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(record as JSON, timings): `judge_all`'s, for the callers that still read the record
+        as a dict (the CLI's commands)."""
+        record, timings = self.judge_all(task, script, schedules, **options)
+        return record.to_json(), timings
+
+    def judge_all(
         self,
         task: Task,
         script: str,
         schedules: Iterable[str],
         where: str = "pipeline",
         prebuilt: dict[str, tuple[Schedule, Log]] | None = None,
-        on_verdict: Callable[[str, dict[str, Any]], None] | None = None,
+        on_verdict: Callable[[str, Verdict], None] | None = None,
         empty_is_error: bool = False,
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    ) -> tuple[Record, dict[str, Any]]:
         """(record, timings) for one artifact over the named schedules.
 
         The script is parsed, screened and run only in the sandbox worker, under its limits; this
@@ -177,7 +182,7 @@ class Grader:
         the worker has checked the target's size against the expected table's.
         """
         task.check_seed(self.seed, private=self.private is not None)
-        verdicts: dict[str, Any] = {}
+        verdicts: dict[str, Verdict] = {}
         timings: dict[str, Any] = {}
         commitments: set[str] = set()
         for name in schedules:
@@ -204,34 +209,32 @@ class Grader:
                 )
                 cached = self.cache.get(key)
             if cached is not None:
-                entry, statement_seconds = cached, 0.0
+                verdict, statement_seconds = Verdict.from_json(cached), 0.0
             else:
-                entry, statement_seconds, empty = self._run(
+                verdict, statement_seconds, empty = self._run(
                     task, script, schedule, expected, cap, where, empty_is_error
                 )
-                entry["schedule_sha256"] = schedule_hash
+                verdict = verdict.replayed(schedule_hash)
                 if key is not None and not empty:
                     assert self.cache is not None
-                    self.cache.put(key, entry)
-            verdicts[name] = entry
+                    self.cache.put(key, verdict.to_json())
+            verdicts[name] = verdict
             timings[name] = {
                 "wall_seconds": round(time.perf_counter() - started, 6),
                 "statement_seconds": round(statement_seconds, 6),
             }
             if on_verdict:
-                on_verdict(name, entry)
-        record = {
-            "format": RECORD_FORMAT,
-            "task": task.id,
-            "artifact_sha256": artifact_sha256(script),
-            "engine": self.engine.name,
-            "engine_version": self.engine.version,
-            "harness_version": __version__,
-            "seed": self.seed,
-            "verdicts": verdicts,
-        }
-        if commitments:
-            record["seed_commitment"] = min(commitments)
+                on_verdict(name, verdict)
+        record = Record(
+            task=task.id,
+            artifact_sha256=artifact_sha256(script),
+            engine=self.engine.name,
+            engine_version=self.engine.version,
+            harness_version=__version__,
+            seed=self.seed,
+            verdicts=verdicts,
+            seed_commitment=min(commitments) if commitments else None,
+        )
         return record, timings
 
     def _run(
@@ -243,8 +246,8 @@ class Grader:
         cap: ResultCap,
         where: str,
         empty_is_error: bool,
-    ) -> tuple[dict[str, Any], float, bool]:
-        """(verdict entry, statement seconds, the script was empty) of one replay in the worker."""
+    ) -> tuple[Verdict, float, bool]:
+        """(verdict, statement seconds, the script was empty) of one replay in the worker."""
         job = ReplayJob(
             task=task,
             schedule=schedule,
@@ -259,27 +262,8 @@ class Grader:
             raise PipelineInputError(
                 f"{where}: {result.error.message}; give a file with at least one SQL statement."
             )
-        if result.error is not None:
-            entry = _error(result.error)
-        else:
-            assert result.target is not None
-            comparison = compare(expected, result.target, task.spec.target)
-            entry = (
-                {"verdict": "PASS"}
-                if comparison.equal
-                else {"verdict": "FAIL", "diff": comparison.diff}
-            )
-        return entry, result.statement_seconds, result.empty_script
-
-
-def _error(error: RunError) -> dict[str, Any]:
-    return {
-        "verdict": "ERROR",
-        "error_class": error.error_class,
-        "batch": error.batch,
-        "statement": error.statement,
-        "message": error.message,
-    }
+        verdict = judge(result, expected, partial(compare, target=task.spec.target))
+        return verdict, result.statement_seconds, result.empty_script
 
 
 def replay_command(

@@ -22,13 +22,13 @@ from arrivalbench.cache import VerdictCache
 from arrivalbench.engines import DEFAULT_ENGINE, Limits, get_engine
 from arrivalbench.errors import UsageError
 from arrivalbench.grade import Grader
-from arrivalbench.sandbox import die_with_parent
+from arrivalbench.pool import MAX_RESTARTS
 from arrivalbench.schedules import get_kind, graded_schedules
 from arrivalbench.seeds import PrivateSeed
 from arrivalbench.spec import SuiteDirs, get_task, user_suite_dirs
 from arrivalbench.store import Cell, RunDir, RunStoreError, run_limits, verdict_row
 
-MAX_POOL_RESTARTS = 3
+MAX_POOL_RESTARTS = MAX_RESTARTS
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ def grade_unit(unit: Unit, config: SweepConfig) -> list[tuple[dict[str, Any], di
             engine_name=config.engine,
         )
     task = get_task(unit.cell.task, config.suite_dirs)
-    record, timings = _GRADER.grade(
+    record, timings = _GRADER.judge_all(
         task,
         unit.script,
         unit.schedules,
@@ -124,7 +124,7 @@ def grade_unit(unit: Unit, config: SweepConfig) -> list[tuple[dict[str, Any], di
     )
     out = []
     commitment = config.private.commitment if config.private is not None else None
-    for schedule, entry in record["verdicts"].items():
+    for schedule, entry in record.verdicts.items():
         hidden = get_kind(schedule).log_kind == "hidden"
         row = verdict_row(
             unit.cell, schedule, config.seed, entry, seed_commitment=commitment if hidden else None
@@ -144,55 +144,20 @@ Results = Iterator[list[tuple[dict[str, Any], dict[str, Any]]]]
 
 
 def _local(units: list[Unit], config: SweepConfig, workers: int) -> Results:
-    """Grade on a process pool; a pool whose worker died is replaced and its unfinished units resubmitted."""
-    import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-    from concurrent.futures.process import BrokenProcessPool
+    """Grade on the process pool (pool.as_completed: a pool whose worker died is replaced and its
+    unfinished units resubmitted)."""
+    from arrivalbench.pool import WorkersDied, as_completed
 
     if workers == 1:
         for unit in units:
             yield grade_unit(unit, config)
         return
-    remaining = list(units)
-    restarts = 0
-    context = multiprocessing.get_context("forkserver")
-    while remaining:
-        pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=context, initializer=die_with_parent
-        )
-        futures = {pool.submit(grade_unit, unit, config): unit for unit in remaining}
-        finished: list[Unit] = []
-        try:
-            pending = set(futures)
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    result = future.result()
-                    finished.append(futures[future])
-                    yield result
-        except BrokenProcessPool:
-            restarts += 1
-            if restarts > MAX_POOL_RESTARTS:
-                raise RunStoreError(
-                    f"grading workers died {restarts} times; graded results so far are kept, rerun to resume."
-                ) from None
-        finally:
-            _stop(pool)
-        done_ids = {id(u) for u in finished}
-        remaining = [u for u in remaining if id(u) not in done_ids]
-
-
-def _stop(pool: Any) -> None:
-    """Shut a pool down now: cancel what has not started and stop the workers grading the rest
-    (on SIGTERM or Ctrl-C the sweep must not leave them running; their sandbox workers follow
-    them, see sandbox.die_with_parent)."""
-    workers = dict(getattr(pool, "_processes", None) or {})
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in workers.values():
-        if process.is_alive():
-            process.terminate()
-    for process in workers.values():
-        process.join(timeout=5)
+    try:
+        yield from as_completed(grade_unit, units, workers, config, restarts=MAX_POOL_RESTARTS)
+    except WorkersDied as exc:
+        raise RunStoreError(
+            f"grading workers died {exc.restarts} times; graded results so far are kept, rerun to resume."
+        ) from None
 
 
 def _ray(units: list[Unit], config: SweepConfig, workers: int, address: str | None) -> Results:

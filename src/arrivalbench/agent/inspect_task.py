@@ -284,16 +284,7 @@ def cell_outcomes(scores: list[SampleScore]) -> list[Any]:
         if not isinstance(cell, dict):
             continue
         tasks.setdefault(cell["task"], get_task(cell["task"]))
-        cells.append(
-            Cell(
-                arm=cell["arm"],
-                task=cell["task"],
-                sample=cell["sample"],
-                artifact_sha256=cell["artifact_sha256"],
-                no_artifact_reason=cell["no_artifact_reason"],
-                snapshot_by_turn=tuple(cell["snapshot_by_turn"]),
-            )
-        )
+        cells.append(Cell.from_row(cell))
         value = sample_score.score.value
         if cell["artifact_sha256"] is not None and isinstance(value, dict):
             rows += [

@@ -9,55 +9,48 @@ does not parse.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from arrivalbench.terminal import visible
+from arrivalbench.verdict import Verdict
+from arrivalbench.verdict import summary as verdict_summary
 
 
-def summary(entry: dict[str, Any]) -> str:
-    """One line: the diff counts of a FAIL, or where and why an ERROR."""
-    if entry["verdict"] == "ERROR":
-        where = f"batch {entry['batch']}" if entry.get("batch") is not None else "the run"
-        if entry.get("statement"):
-            where += f", statement {entry['statement']}"
-        message = (entry.get("message") or "").strip().splitlines()
-        return f"{entry['error_class']} at {where}: {message[0][:300] if message else ''}"
-    if entry["verdict"] == "FAIL":
-        diff = entry["diff"]
-        counts = ", ".join(f"{k} {v}" for k, v in diff["counts"].items() if v)
-        return (
-            f"{counts}; {diff['actual_rows']} rows against {diff['expected_rows']} expected; "
-            f"right rows {diff['right_rows_share']:.1%}"
-        )
-    return ""
+def summary(entry: Mapping[str, Any]) -> str:
+    """One line: the diff counts of a FAIL, or where and why an ERROR (verdict.summary of the
+    entry's JSON)."""
+    return verdict_summary(Verdict.from_json(entry))
 
 
-def junit_xml(record: dict[str, Any], suite: str, path: Path) -> None:
-    """Write the record as one <testsuite> of one <testcase> per schedule."""
+def junit_xml(record: Mapping[str, Any], suite: str, path: Path) -> None:
+    """Write the record (its JSON, as grade and check give it) as one <testsuite> of one
+    <testcase> per schedule."""
     import json
 
-    verdicts = record["verdicts"]
+    verdicts = {name: Verdict.from_json(e) for name, e in record["verdicts"].items()}
     skipped = record.get("skipped", {})
-    counts = [e["verdict"] for e in verdicts.values()]
+    outcomes = [v.outcome for v in verdicts.values()]
     root = ET.Element(
         "testsuite",
         name=suite,
         tests=str(len(verdicts) + len(skipped)),
-        failures=str(counts.count("FAIL")),
-        errors=str(counts.count("ERROR")),
+        failures=str(outcomes.count("FAIL")),
+        errors=str(outcomes.count("ERROR")),
         skipped=str(len(skipped)),
     )
     classname = f"arrivalbench.{record['task']}"
-    for name, entry in verdicts.items():
+    for name, verdict in verdicts.items():
         case = ET.SubElement(root, "testcase", classname=classname, name=name)
-        if entry["verdict"] == "FAIL":
-            failure = ET.SubElement(case, "failure", message=visible(summary(entry)), type="FAIL")
-            failure.text = json.dumps(entry["diff"], indent=2, sort_keys=True, default=str)
-        elif entry["verdict"] == "ERROR":
-            message = visible(summary(entry))
-            error = ET.SubElement(case, "error", message=message, type=entry["error_class"])
-            error.text = visible(entry.get("message") or "")
+        if verdict.outcome == "FAIL" and verdict.diff is not None:
+            message = visible(verdict_summary(verdict))
+            failure = ET.SubElement(case, "failure", message=message, type="FAIL")
+            failure.text = json.dumps(verdict.diff.to_json(), indent=2, sort_keys=True, default=str)
+        elif verdict.outcome == "ERROR":
+            message = visible(verdict_summary(verdict))
+            error = ET.SubElement(case, "error", message=message, type=str(verdict.error_class))
+            error.text = visible(verdict.message or "")
     for name, reason in skipped.items():
         case = ET.SubElement(root, "testcase", classname=classname, name=name)
         ET.SubElement(case, "skipped", message=visible(reason))

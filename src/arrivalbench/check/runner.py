@@ -36,15 +36,16 @@ from arrivalbench import __version__
 from arrivalbench.check.delivery import MODES, Mode, arrival_base, first_arrivals
 from arrivalbench.check.jobs import LogFile, SqlCheckJob
 from arrivalbench.check.log import LogColumns, read_log
-from arrivalbench.check.verdict import compare_tables, drop_ignored, target_spec
+from arrivalbench.check.verdict import comparing
 from arrivalbench.engines import DEFAULT_ENGINE, Limits, engine_info, get_engine, oracle_engine
 from arrivalbench.errors import CheckInputError, UnknownNameError, UsageError
-from arrivalbench.grade import RECORD_FORMAT, artifact_sha256
+from arrivalbench.grade import artifact_sha256
 from arrivalbench.logs import Log
 from arrivalbench.replay import ReplayResult, RunError
 from arrivalbench.sandbox import Sandbox
 from arrivalbench.schedules import REGISTRY, Schedule
 from arrivalbench.seeds import derive_seed
+from arrivalbench.verdict import Record, Verdict, judge
 
 CHECK_SCHEDULES: tuple[str, ...] = tuple(n for n in REGISTRY if n != "snapshot")
 """The suite's schedules but the snapshot (with one log, it is single_batch)."""
@@ -243,9 +244,10 @@ class Check:
             oracle_sql = config.oracle.read_text(encoding="utf-8")
         arrival = config.columns.arrival_column
         expected_cache: dict[str, pa.Table | RunError] = {}
-        verdicts: dict[str, Any] = {}
+        verdicts: dict[str, Verdict] = {}
         timings: dict[str, Any] = {}
         base = arrival_base(log)
+        compared = comparing(target, config.columns.key, config.ignore_columns)
 
         def job(schedule: Schedule | None, stamps: np.ndarray | None) -> Any:
             if project is not None:
@@ -299,14 +301,13 @@ class Check:
                 raise CheckInputError(
                     f"{config.pipeline}: {result.error.message}; give at least one statement."
                 )
-            entry = self._verdict(expected, result, target, config)
-            entry["schedule_sha256"] = schedule_digest(schedule, fingerprint)
-            verdicts[name] = entry
+            verdict = judge(result, expected, compared)
+            verdicts[name] = verdict.replayed(schedule_digest(schedule, fingerprint))
             timings[name] = {  # the full refresh's own time is timings["full_refresh"]
                 "wall_seconds": round(time.perf_counter() - started, 6),
                 "statement_seconds": round(result.statement_seconds, 6),
             }
-            self.on_progress(name, i + 1, total, entry)
+            self.on_progress(name, i + 1, total, verdicts[name].to_json())
         if config.is_dbt:
             from arrivalbench.check.dbt import dbt_version
 
@@ -318,22 +319,23 @@ class Check:
             sha = artifact_sha256(script)
             extra = {}
         engine = get_engine(config.engine)
-        record = {
-            "format": RECORD_FORMAT,
-            "task": target,
-            "artifact_sha256": sha,
-            "engine": engine.name,
-            "engine_version": engine.version,
-            "harness_version": __version__,
-            "seed": config.seed,
-            "verdicts": verdicts,
-            "mode": mode,
-            "oracle": "full_refresh" if config.oracle is None else str(config.oracle),
-            "skipped": skipped,
-            "log_fingerprint": fingerprint,
-            **extra,
-        }
-        return record, timings
+        record = Record(
+            task=target,
+            artifact_sha256=sha,
+            engine=engine.name,
+            engine_version=engine.version,
+            harness_version=__version__,
+            seed=config.seed,
+            verdicts=verdicts,
+            extra={
+                "mode": mode,
+                "oracle": "full_refresh" if config.oracle is None else str(config.oracle),
+                "skipped": skipped,
+                "log_fingerprint": fingerprint,
+                **extra,
+            },
+        )
+        return record.to_json(), timings
 
     def _query_oracle(
         self, log: Log, table_name: str, sql: str, stamps: np.ndarray | None
@@ -394,38 +396,6 @@ class Check:
         assert result.target is not None
         return result.target
 
-    def _verdict(
-        self,
-        expected: pa.Table | RunError,
-        result: ReplayResult,
-        target: str,
-        config: CheckConfig,
-    ) -> dict[str, Any]:
-        if result.error is not None:  # the replay's own error says most
-            error = result.error
-            return {
-                "verdict": "ERROR",
-                "error_class": error.error_class,
-                "batch": error.batch,
-                "statement": error.statement,
-                "message": error.message,
-            }
-        if isinstance(expected, RunError):
-            return {
-                "verdict": "ERROR",
-                "error_class": "oracle_failed",
-                "batch": None,
-                "statement": expected.statement,
-                "message": f"the full refresh over the complete log failed: {expected.message}",
-            }
-        assert result.target is not None
-        wanted = drop_ignored(expected, config.ignore_columns)
-        spec = target_spec(wanted, target, config.columns.key)
-        comparison = compare_tables(wanted, result.target, spec, config.ignore_columns)
-        if comparison.equal:
-            return {"verdict": "PASS"}
-        return {"verdict": "FAIL", "diff": comparison.diff}
-
 
 def _table_or_error(result: ReplayResult) -> pa.Table | RunError:
     if result.error is not None:
@@ -436,4 +406,4 @@ def _table_or_error(result: ReplayResult) -> pa.Table | RunError:
 
 def exit_code(record: dict[str, Any]) -> int:
     """0 when every replayed schedule PASSes, 1 when any FAILs or ERRORs (skipped ones aside)."""
-    return 0 if all(e["verdict"] == "PASS" for e in record["verdicts"].values()) else 1
+    return 0 if Record.from_json(record).passed else 1

@@ -10,6 +10,8 @@ typed, lossless comparison (compare.compare) does the rest.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import duckdb
 import pyarrow as pa
 
@@ -62,3 +64,16 @@ def compare_tables(
     expected: pa.Table, actual: pa.Table, spec: TargetSpec, ignore: tuple[str, ...]
 ) -> Comparison:
     return compare(expected, drop_ignored(actual, ignore), spec)
+
+
+def comparing(
+    name: str, event_key: str, ignore: tuple[str, ...]
+) -> Callable[[pa.Table, pa.Table], Comparison]:
+    """What verdict.judge compares with for a target called `name`: the expected table's own
+    declaration, the ignored columns dropped from both sides."""
+
+    def compared(expected: pa.Table, actual: pa.Table) -> Comparison:
+        wanted = drop_ignored(expected, ignore)
+        return compare_tables(wanted, actual, target_spec(wanted, name, event_key), ignore)
+
+    return compared

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from functools import partial
 
 import pyarrow as pa
 
@@ -22,10 +23,12 @@ from arrivalbench.replay import ReplayResult
 from arrivalbench.sandbox import ReplayJob, Sandbox
 from arrivalbench.schedules import Delivery, Schedule
 from arrivalbench.spec import Task
+from arrivalbench.verdict import judge
 
 Deliveries = tuple[Delivery, ...]
 Verdict = tuple[str, ...]
-"""("PASS",), ("FAIL",) or ("ERROR", error_class): what a smaller schedule must keep."""
+"""("PASS",), ("FAIL",) or ("ERROR", error_class): what a smaller schedule must keep
+(verdict.Verdict.key)."""
 
 
 def distinct_rows(deliveries: Deliveries) -> list[int]:
@@ -114,13 +117,8 @@ class Runner:
         )
         self.replays += 1
         result = self._sandbox.run(job)
-        if result.error is not None:
-            verdict: Verdict = ("ERROR", result.error.error_class)
-        else:
-            assert result.target is not None and expected is not None
-            equal = compare(expected, result.target, self.task.spec.target).equal
-            verdict = ("PASS",) if equal else ("FAIL",)
-        outcome = Outcome(verdict, expected, result)
+        verdict = judge(result, expected, partial(compare, target=self.task.spec.target))
+        outcome = Outcome(verdict.key, expected, result)
         if not observe:
             self._memo[deliveries] = outcome
         return outcome

@@ -6,7 +6,6 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
 
 from arrivalbench.cache import VerdictCache
 from arrivalbench.engines import DEFAULT_ENGINE, get_engine
@@ -14,11 +13,10 @@ from arrivalbench.gate.checks import check, earned_by
 from arrivalbench.gate.matrix import task_matrix
 from arrivalbench.gate.violations import Violation
 from arrivalbench.grade import Grader
+from arrivalbench.pool import in_order as per_task_pool
 from arrivalbench.schedules import default_schedules
 from arrivalbench.seeds import GATE_SEED_COUNT, PrivateSeed, gate_seeds
 from arrivalbench.spec import Task
-
-Result = TypeVar("Result")
 
 
 @dataclass
@@ -156,28 +154,3 @@ def gate_suite(
 
 def _cache(cache_dir: Path | None) -> VerdictCache | None:
     return VerdictCache(cache_dir) if cache_dir is not None else None
-
-
-def per_task_pool(
-    function: Callable[..., Result],
-    calls: list[tuple[Any, ...]],
-    jobs: int,
-    on_result: Callable[[Result], None] | None = None,
-) -> list[Result]:
-    """`function(*call)` for every call on a forkserver pool of `jobs` workers (each exits with
-    its parent), results in the order given; the suite checks (gate, audit) run a task per call."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    from arrivalbench.sandbox import die_with_parent
-
-    context = multiprocessing.get_context("forkserver")
-    workers = max(1, min(jobs, len(calls)))
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=die_with_parent) as pool:
-        futures = [pool.submit(function, *call) for call in calls]
-        results = []
-        for future in futures:
-            results.append(future.result())
-            if on_result:
-                on_result(results[-1])
-    return results

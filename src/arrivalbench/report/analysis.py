@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -290,3 +291,45 @@ def transcript(run: Path | RunDir, arm: str, task: str, sample: int) -> dict[str
     """
     run = run if isinstance(run, RunDir) else RunDir(Path(run))
     return run.transcript(arm, task, sample)
+
+
+def not_passing_records(
+    sources: Sequence[Source],
+) -> dict[tuple[str, str, int, str], dict[str, Any]]:
+    """(arm label, task, sample, schedule) -> the stored verdict record of every verdict that did
+    not PASS, read from each run's verdict rows (a row whose record does not parse is left out)."""
+    records: dict[tuple[str, str, int, str], dict[str, Any]] = {}
+    for s in sources:
+        table = s.run.verdicts()
+        if "record" not in table.column_names:
+            continue
+        for row in table.select(
+            ["arm", "task", "sample", "schedule", "verdict", "record"]
+        ).to_pylist():
+            if row["verdict"] != "PASS" and row["record"] and row["arm"] in s.labels:
+                try:
+                    records[(s.labels[row["arm"]], row["task"], row["sample"], row["schedule"])] = (
+                        json.loads(row["record"])
+                    )
+                except ValueError:
+                    continue
+    return records
+
+
+def diagnosis_counts(
+    sources: Sequence[Source],
+) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
+    """(arm label -> diagnosis label -> FAIL verdicts carrying it, arm label -> FAIL verdicts
+    diagnosed), from each run's explanations.parquet (`grade-run --explain`; none: empty)."""
+    from arrivalbench.explain.diagnoses import read_explanations
+
+    counts: dict[str, dict[str, int]] = {}
+    totals: dict[str, int] = {}
+    for source in sources:
+        table = read_explanations(source.run)
+        for row in table.to_pylist() if table is not None else []:
+            arm = source.labels.get(row["arm"], row["arm"])
+            totals[arm] = totals.get(arm, 0) + 1
+            for label in row["diagnosis"]:
+                counts.setdefault(arm, {})[label] = counts.get(arm, {}).get(label, 0) + 1
+    return counts, totals

@@ -15,9 +15,10 @@ from typing import Any
 
 from arrivalbench.analysis.engines import verdict_pairs
 from arrivalbench.analysis.stats import IDEMPOTENCY, ORDERING, Estimate, Signature
+from arrivalbench.report import format as fmt
 from arrivalbench.report.analysis import Analysis
 from arrivalbench.report.figures import Figure, _png, _value
-from arrivalbench.report.tables import Num, Table, _bounds, _cells, _count, _pct, _pp
+from arrivalbench.report.format import Num, Table
 
 SIGNATURE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("ordering mean %", "ordering_mean"),
@@ -46,7 +47,11 @@ def _rate_n(est: Estimate | None, cells: tuple[tuple[str, str, int], ...]) -> st
     if est is None or est.value is None:
         return "—"
     return Num(
-        f"{est.format(digits=1)} n={est.tasks}", est.value, *_bounds(est), cells=cells, n=est.tasks
+        f"{est.format(digits=1)} n={est.tasks}",
+        est.value,
+        *fmt.bounds(est),
+        cells=cells,
+        n=est.tasks,
     )
 
 
@@ -61,11 +66,15 @@ def engine_table(a: Analysis, sigs: dict[str, Signature]) -> Table:
                 engine,
                 run,
                 *(
-                    _rate_n(a.estimates(f"pass:{h}").get(label), _cells(a, label, f"pass:{h}"))
+                    _rate_n(
+                        a.estimates(f"pass:{h}").get(label), fmt.cells_behind(a, label, f"pass:{h}")
+                    )
                     for h in hazards
                 ),
                 *(
-                    (_pct if form in GROUP_MEANS else _pp)(getattr(sig, form) if sig else None)
+                    (fmt.pct if form in GROUP_MEANS else fmt.pp)(
+                        getattr(sig, form) if sig else None
+                    )
                     for _, form in SIGNATURE_COLUMNS
                 ),
             )
@@ -125,18 +134,18 @@ def engine_verdict_table(a: Analysis) -> Table:
                         for task, sample in pairs.cells
                         for label in (first, other)
                     )
-                    both = _cells(a, first) + _cells(a, other)
+                    both = fmt.cells_behind(a, first) + fmt.cells_behind(a, other)
                     p = pairs.test.p_exact
                     rows.append(
                         (
                             arm,
                             f"{reference} → {engine}",
-                            _count(pairs.pairs, both),
-                            _count(pairs.same),
-                            _count(pairs.pass_a_only),
-                            _count(pairs.pass_b_only),
+                            fmt.count(pairs.pairs, both),
+                            fmt.count(pairs.same),
+                            fmt.count(pairs.pass_a_only),
+                            fmt.count(pairs.pass_b_only),
                             _changes(pairs.changes),
-                            _count(len(pairs.cells), changed),
+                            fmt.count(len(pairs.cells), changed),
                             Num(f"{p:.3g}", p) if pairs.pairs else "—",
                         )
                     )

@@ -1,4 +1,5 @@
-"""The report's tables: one function per table, each returning every cell already formatted.
+"""The report's tables: one function per table, each returning every cell already formatted
+(the replication tables live in replication.py, the script-reading ones in scripts.py).
 
 A table is built from the shared analysis (analysis.py) and carries its own title, caption and
 note, so the Markdown, HTML, CSV and LaTeX renderings (render.py) print the same strings.
@@ -6,152 +7,27 @@ note, so the Markdown, HTML, CSV and LaTeX renderings (render.py) print the same
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
-
-from arrivalbench.analysis.guards import guard_sign_test, idiom_table
-from arrivalbench.analysis.idioms import FEATURES
 from arrivalbench.analysis.loopstats import ALL, repair_effect
+from arrivalbench.analysis.signtests import TestResult, signature_test
 from arrivalbench.analysis.stats import (
     BENIGN,
-    CONSTRAINT,
     IDEMPOTENCY,
     LOUD,
-    METRICS,
     ORDERING,
-    SIGN_TEST_NULL,
     SILENT,
-    Estimate,
     Signature,
     SignatureForm,
-    bound_of_three,
-    clopper_pearson,
     crash_rates,
     no_artifact,
-    replication,
     signature,
-    signature_sign_test,
 )
-from arrivalbench.report.analysis import GUARD_HAZARD, Analysis
+from arrivalbench.report import format as fmt
+from arrivalbench.report.analysis import Analysis, diagnosis_counts
+from arrivalbench.report.format import Cells as Cells
+from arrivalbench.report.format import Num as Num
+from arrivalbench.report.format import Table
 
 PROMPT_BASELINE = "unhinted"
-
-
-class Num(str):
-    """A number as printed, carrying its value for the numeric CSV and report.json (rate, lo and
-    hi as fractions; a difference as a signed fraction) and the cells behind it, which the HTML
-    page links to; `n`, where set, is the number of units (tasks) the rate is over. It is the
-    printed string, so every rendering treats it as text."""
-
-    rate: float | None
-    lo: float | None
-    hi: float | None
-    cells: tuple[tuple[str, str, int], ...]
-    n: int | None
-
-    def __new__(
-        cls,
-        text: str,
-        rate: float | None = None,
-        lo: float | None = None,
-        hi: float | None = None,
-        cells: tuple[tuple[str, str, int], ...] = (),
-        n: int | None = None,
-    ) -> Num:
-        obj = super().__new__(cls, text)
-        obj.rate, obj.lo, obj.hi, obj.cells, obj.n = rate, lo, hi, tuple(cells), n
-        return obj
-
-    def __reduce__(self):  # type: ignore[no-untyped-def]
-        return (Num, (str(self), self.rate, self.lo, self.hi, self.cells, self.n))
-
-
-@dataclass(frozen=True)
-class TestResult:
-    """One hypothesis test of the report, with the arms and runs that entered it."""
-
-    name: str
-    arms: tuple[str, ...]
-    runs: tuple[int, ...]
-    statistic: float | None
-    n: int
-    p_value: float | None
-    null: float | None = None
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class Table:
-    """One table as it is shown: every cell already formatted, so all four renderings agree."""
-
-    key: str
-    title: str
-    caption: str
-    columns: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-    note: str = ""
-    labels: int = 1  # leading columns that name the row (left-aligned); the rest are numbers
-    number: int = 0  # set in reading order once every block is built
-    tests: tuple[TestResult, ...] = ()  # the hypothesis tests this table's note reports
-
-    @property
-    def heading(self) -> str:
-        return f"Table {self.number}. {self.title}"
-
-
-# -- formatting ------------------------------------------------------------------------------------
-
-
-Cells = tuple[tuple[str, str, int], ...]
-
-
-def _pct(value: float | None, cells: Cells = ()) -> str:
-    return "—" if value is None else Num(f"{100 * value:.1f}%", value, cells=cells)
-
-
-def _pp(value: float | None) -> str:
-    """A difference in percentage points, signed; zero prints unsigned as in the paper's tables."""
-    if value is None:
-        return "—"
-    text = f"{100 * value:+.1f}"
-    return Num(("0.0" if text in ("+0.0", "-0.0") else text) + "pp", value)
-
-
-def _bounds(est: Estimate) -> tuple[float | None, float | None]:
-    """(lo, hi) of an estimate: its interval, or at 0 or 1 the one-sided bound and the rate."""
-    if est.bound is not None and est.value is not None:
-        return (est.value, est.bound) if est.bound >= est.value else (est.bound, est.value)
-    return est.low, est.high
-
-
-def _point(est: Estimate | None, cells: Cells = ()) -> str:
-    """The rate alone, keeping its one-sided bound at exactly 0% or 100%."""
-    if est is None or est.value is None:
-        return "—"
-    text = dataclasses.replace(est, low=None, high=None).format(digits=1)
-    lo, hi = _bounds(est) if est.bound is not None else (None, None)
-    return Num(text, est.value, lo, hi, cells)
-
-
-def _interval(est: Estimate | None, signed: bool = False, cells: Cells = ()) -> str:
-    if est is None or est.value is None:
-        return "—"
-    return Num(est.format(digits=1, signed=signed), est.value, *_bounds(est), cells=cells)
-
-
-def _count(n: int, cells: Cells = ()) -> str:
-    return Num(str(n), n, cells=cells)
-
-
-def _cells(a: Analysis, arm: str, metric: str | None = None) -> Cells:
-    """The cells behind an arm's number: those in the metric's denominator (every cell of the arm
-    when no metric is named)."""
-    fn = METRICS[metric] if metric else None
-    return tuple(
-        (o.arm, o.task, o.sample)
-        for o in a.outcomes
-        if o.arm == arm and (fn is None or fn(o) is not None)
-    )
 
 
 # -- one function per table ------------------------------------------------------------------------
@@ -176,11 +52,11 @@ def _rate_cells(a: Analysis, arm: str, rates: list[tuple[str, str]]) -> list[str
     return [
         a.role(arm),
         str(a.roles[arm].run),
-        _count(len({o.task for o in own})),
-        _count(len(own), _cells(a, arm)),
-        _count(gap.tasks if gap else 0, _cells(a, arm, "gap")),
+        fmt.count(len({o.task for o in own})),
+        fmt.count(len(own), fmt.cells_behind(a, arm)),
+        fmt.count(gap.tasks if gap else 0, fmt.cells_behind(a, arm, "gap")),
         *(
-            _interval(a.estimates(metric).get(arm), cells=_cells(a, arm, metric))
+            fmt.interval(a.estimates(metric).get(arm), cells=fmt.cells_behind(a, arm, metric))
             for _, metric in rates
         ),
     ]
@@ -211,57 +87,30 @@ def main_table(a: Analysis, sigs: dict[str, Signature]) -> Table:
             (
                 arm,
                 *_rate_cells(a, arm, rates),
-                *(_pp(getattr(sig, form) if sig else None) for _, form in margins),
-                _pp(five[arm].group_mean if arm in five else None),
+                *(fmt.pp(getattr(sig, form) if sig else None) for _, form in margins),
+                fmt.pp(five[arm].group_mean if arm in five else None),
             )
         )
     tested = a.tested
     runs = tuple(sorted(a.runs))
     tests, lines = [], []
     for header, form in margins:
-        positive, n, p = signature_sign_test(
-            {arm: sigs[arm] for arm in tested if arm in sigs}, form
-        )
-        entered_arms = tuple(
-            arm for arm in tested if arm in sigs and getattr(sigs[arm], form) is not None
-        )
-        tests.append(
-            TestResult(
-                name=f"signature_{form}",
-                arms=entered_arms,
-                runs=runs,
-                statistic=float(positive),
-                n=n,
-                p_value=p,
-                null=SIGN_TEST_NULL[form],
-            )
-        )
+        test = signature_test(f"signature_{form}", sigs, form, tested, runs)
+        tests.append(test)
         lines.append(
-            f"{header.removesuffix(' pp')} positive in {positive} of {n} untied arms "
-            f"(one-sided sign test against {SIGN_TEST_NULL[form]:.2f}: p = {p:.3g})"
+            f"{header.removesuffix(' pp')} positive in {test.statistic:.0f} of {test.n} untied arms "
+            f"(one-sided sign test against {test.null:.2f}: p = {test.p_value:.3g})"
         )
-    positive, n, p = signature_sign_test(
-        {arm: five[arm] for arm in tested if arm in five}, "group_mean"
-    )
-    tests.append(
-        TestResult(
-            name="signature_group_mean_all_five",
-            arms=tuple(arm for arm in tested if arm in five and five[arm].group_mean is not None),
-            runs=runs,
-            statistic=float(positive),
-            n=n,
-            p_value=p,
-            null=SIGN_TEST_NULL["group_mean"],
-        )
-    )
+    test = signature_test("signature_group_mean_all_five", five, "group_mean", tested, runs)
+    tests.append(test)
     lines.append(
-        f"group-mean margin over the tasks declaring all five silent hazards positive in {positive} of "
-        f"{n} untied arms (p = {p:.3g})"
+        f"group-mean margin over the tasks declaring all five silent hazards positive in "
+        f"{test.statistic:.0f} of {test.n} untied arms (p = {test.p_value:.3g})"
     )
     entered = (
-        f"Arms entering the sign tests ({_who(a)}): {', '.join(tested)}."
+        f"Arms entering the sign tests ({fmt.tested_arms(a)}): {', '.join(tested)}."
         if tested
-        else f"No arm entered the sign tests: these runs hold no {_who(a)}, so every test is over 0 arms."
+        else f"No arm entered the sign tests: these runs hold no {fmt.tested_arms(a)}, so every test is over 0 arms."
     )
     return Table(
         key="main",
@@ -298,17 +147,6 @@ def main_table(a: Analysis, sigs: dict[str, Signature]) -> Table:
         labels=2,
         tests=tuple(tests),
     )
-
-
-def _who(a: Analysis) -> str:
-    arms = "the arms named by --arms" if a.chosen_arms is not None else "model arms (unhinted)"
-    runs = ", ".join(str(r) for r in sorted(a.runs))
-    engine = (
-        f", on {a.engines[0]} (the first run's engine)"
-        if a.several_engines and a.chosen_arms is None
-        else ""
-    )
-    return f"{arms}, run{'s' * (len(a.runs) > 1)} {runs}{engine}"
 
 
 def reference_table(a: Analysis) -> Table:
@@ -350,9 +188,12 @@ def hazard_table(a: Analysis, sigs: dict[str, Signature]) -> Table:
     for arm in a.arms:
         row, sig = [arm], sigs.get(arm)
         for schedules, mean in groups:
-            row += [_point(rates[s].get(arm), _cells(a, arm, f"pass:{s}")) for s in schedules]
+            row += [
+                fmt.point(rates[s].get(arm), fmt.cells_behind(a, arm, f"pass:{s}"))
+                for s in schedules
+            ]
             if mean and schedules:
-                row.append(_pct(getattr(sig, mean) if sig else None))
+                row.append(fmt.pct(getattr(sig, mean) if sig else None))
         rows.append(tuple(row))
     return Table(
         key="hazards",
@@ -429,13 +270,16 @@ def intervention_table(a: Analysis) -> Table:
     for baseline, arm in pairs:
         model = info[arm].get("model", "")
         before = [
-            (_interval(a.estimates(m).get(baseline), cells=_cells(a, baseline, m)), "—")
+            (
+                fmt.interval(a.estimates(m).get(baseline), cells=fmt.cells_behind(a, baseline, m)),
+                "—",
+            )
             for m in metrics
         ]
         after = [
             (
-                _interval(a.estimates(m).get(arm), cells=_cells(a, arm, m)),
-                _interval(a.paired(m, baseline, arm), signed=True),
+                fmt.interval(a.estimates(m).get(arm), cells=fmt.cells_behind(a, arm, m)),
+                fmt.interval(a.paired(m, baseline, arm), signed=True),
             )
             for m in metrics
         ]
@@ -467,19 +311,19 @@ def repair_table(a: Analysis) -> Table:
         own = [o for o in a.outcomes if o.arm == arm]
         turned = [o for o in own if o.snapshot_by_turn]
         f, g = first.get(arm), final.get(arm)
-        lift = _printed_delta(f.value, g.value) if turned and f and g else "—"
+        lift = fmt.printed_delta(f.value, g.value) if turned and f and g else "—"
         reasons = missing.get(arm, {})
         shares = ", ".join(
-            f"{reason} {_pct(share)}" for reason, share in sorted(reasons.items()) if share
+            f"{reason} {fmt.pct(share)}" for reason, share in sorted(reasons.items()) if share
         )
         rows.append(
             (
                 arm,
                 str(len(turned)),
-                _point(f) if turned else "—",
-                _point(g) if turned else "—",
+                fmt.point(f) if turned else "—",
+                fmt.point(g) if turned else "—",
                 lift,
-                _pct(sum(reasons.values())) if reasons else _pct(0.0),
+                fmt.pct(sum(reasons.values())) if reasons else fmt.pct(0.0),
                 shares or "—",
             )
         )
@@ -519,8 +363,8 @@ def repair_effect_table(a: Analysis) -> Table:
     rows = tuple(
         (
             e.arm,
-            _share(e.immediate_failing, e.immediate_cells),
-            _share(e.repaired_failing, e.repaired_cells),
+            fmt.share(e.immediate_failing, e.immediate_cells),
+            fmt.share(e.repaired_failing, e.repaired_cells),
             e.pooled.format(signed=True),
             str(e.strata),
             e.within.format(signed=True),
@@ -554,77 +398,13 @@ def repair_effect_table(a: Analysis) -> Table:
     )
 
 
-def replication_table(a: Analysis) -> Table:
-    gap = a.estimates("gap")
-    columns = (
-        "arm",
-        "run A",
-        "run B",
-        "gap % run A",
-        "gap % run B",
-        "Δ pp (B − A)",
-        "failing tasks A",
-        "failing tasks B",
-        "recurring (of A's)",
-    )
-    rows = []
-    for i, first in enumerate(a.sources):
-        for second in a.sources[i + 1 :]:
-            if first.engine != second.engine:  # another engine: not a replicate (engine table)
-                continue
-            for arm in sorted(set(first.labels) & set(second.labels)):
-                if first.labels[arm] not in a.replicated:
-                    continue
-                model_a = first.run.arm_info().get(arm, {}).get("model")
-                model_b = second.run.arm_info().get(arm, {}).get("model")
-                if model_a != model_b:
-                    continue
-                rep = replication(first.outcomes, second.outcomes, arm, metric="gap")
-                ea, eb = gap.get(first.labels[arm]), gap.get(second.labels[arm])
-                rows.append(
-                    (
-                        arm,
-                        first.name,
-                        second.name,
-                        _point(ea),
-                        _point(eb),
-                        _printed_delta(rep.rate_a, rep.rate_b),
-                        str(len(rep.failing_a)),
-                        str(len(rep.failing_b)),
-                        f"{len(rep.recurring)} of {len(rep.failing_a)}",
-                    )
-                )
-    return Table(
-        key="replication",
-        title="Replication: the same arm in two runs",
-        caption=(
-            "A model arm (or an arm named by --arms) present in two of the given runs (with the same model where "
-            "arm_info names one); reference and intervention arms are not replicated here. Δ is the "
-            "difference of the two rates as printed, so each row reconciles. A failing task is one where at least one "
-            "usable cell fails temporally; recurring counts run A's failing tasks that fail again in run B."
-        ),
-        columns=columns,
-        rows=tuple(rows) or (("no arm appears in two runs", *("—",) * (len(columns) - 1)),),
-        note=""
-        if rows
-        else "Pass two runs of the same arms (an independent re-run) to see replication.",
-        labels=3,
-    )
-
-
-def _printed_delta(a: float | None, b: float | None) -> str:
-    """b minus a as the two rates print (one decimal of a percent), so a row reconciles on the page."""
-    if a is None or b is None:
-        return "—"
-    return _pp((round(100 * b, 1) - round(100 * a, 1)) / 100)
-
-
 def paired_table(a: Analysis) -> Table:
     arms = a.arms
     rows = []
     for row in arms:
         cells = [
-            "—" if row == col else _interval(a.paired("gap", col, row), signed=True) for col in arms
+            "—" if row == col else fmt.interval(a.paired("gap", col, row), signed=True)
+            for col in arms
         ]
         rows.append((row, *cells))
     return Table(
@@ -644,7 +424,7 @@ def crash_table(a: Analysis) -> Table:
     rates = crash_rates(a.outcomes)
     classes = sorted({c for per_arm in rates.values() for c in per_arm})
     rows = [
-        (arm, *(_pct(rates[arm][c]) if rates.get(arm, {}).get(c) else "—" for c in classes))
+        (arm, *(fmt.pct(rates[arm][c]) if rates.get(arm, {}).get(c) else "—" for c in classes))
         for arm in a.arms
     ]
     return Table(
@@ -657,200 +437,6 @@ def crash_table(a: Analysis) -> Table:
         ),
         columns=("arm", *(f"{c} %" for c in classes)) if classes else ("arm", "errors"),
         rows=tuple(rows) if classes else tuple((arm, "none") for arm in a.arms),
-    )
-
-
-def _share(k: int, n: int, cells: Cells = ()) -> str:
-    """A rate pooled over n cells, as 'k/n = x%', with its one-sided bound at 0% and 100%
-    (exact below 30 cells); the numeric value carries the exact Clopper-Pearson interval."""
-    if n == 0:
-        return "—"
-    bound = bound_of_three(k / n, n)
-    side = "" if bound is None else f" ({'≤' if k == 0 else '≥'}{_pct(bound)})"
-    if bound is None:
-        lo, hi = clopper_pearson(k, n)
-    else:
-        lo, hi = (0.0, bound) if k == 0 else (bound, 1.0)
-    return Num(f"{k}/{n} = {_pct(k / n)}{side}", k / n, lo, hi, cells)
-
-
-def guard_table(a: Analysis) -> Table:
-    splits = a.guard_splits
-    rows = []
-    for arm in a.arms:
-        pair = splits.get(arm, {})
-        row = [arm]
-        for guarded in (True, False):
-            split = pair.get(guarded)
-            n = split.cells if split else 0
-            members = tuple(
-                o
-                for o in a.outcomes
-                if o.arm == arm
-                and o.snapshot_pass
-                and GUARD_HAZARD in o.hazards
-                and o.verdicts.get(GUARD_HAZARD) is not None
-                and o.artifact_sha256 in a.idioms
-                and a.idioms[o.artifact_sha256].guard == guarded
-            )
-            keys = tuple((o.arm, o.task, o.sample) for o in members)
-            fired = sum(o.error_classes.get(GUARD_HAZARD) == CONSTRAINT for o in members)
-            row += [
-                _count(n, keys),
-                _share(split.fail if split else 0, n, keys),
-                _share(split.error if split else 0, n, keys),
-                _count(fired),
-            ]
-        rows.append(tuple(row))
-    tested = set(a.tested)
-    test = guard_sign_test(
-        [s for arm, pair in splits.items() if arm in tested for s in pair.values()]
-    )
-    result = TestResult(
-        name="guard_split",
-        arms=tuple(test.arms),
-        runs=tuple(sorted(a.runs)),
-        statistic=float(test.wins),
-        n=test.trials,
-        p_value=test.p if test.trials else None,
-        null=0.5,
-    )
-    note = (
-        f"Guarded cells fail silently less often in {test.wins} of {test.trials} arms with at least ten cells in "
-        f"each group ({test.ties} tied, {test.losses} reversed; one-sided sign test against 1/2, ties kept as "
-        f"trials: p = {test.p:.3g}); arms counted ({_who(a)}): {', '.join(test.arms)}."
-        if test.trials
-        else f"No arm among {_who(a)} has ten or more cells in both groups, so the sign test is over 0 arms."
-    )
-    return Table(
-        key="guard",
-        title="Duplicate delivery with and without a within-batch guard",
-        caption=(
-            "Snapshot-passing cells whose task declares duplicate delivery, split by whether the script keeps a "
-            "within-batch guard (a declared key, a deduplication of the arriving batch, or an upsert; read "
-            "statically from the SQL). Rates are pooled over cells, because keeping the guard varies between samples "
-            "of one task. A guard that fires turns a silent FAIL into an ERROR: it relocates failure. Constraint "
-            "crashes count the ERRORs raised by a key or NOT NULL constraint (a declared key refusing a duplicate), "
-            "split out of sql_error."
-        ),
-        columns=(
-            "arm",
-            "guarded cells",
-            "guarded: silent FAIL",
-            "guarded: ERROR",
-            "guarded: constraint crashes",
-            "unguarded cells",
-            "unguarded: silent FAIL",
-            "unguarded: ERROR",
-            "unguarded: constraint crashes",
-        ),
-        rows=tuple(rows),
-        note=note,
-        tests=(result,),
-    )
-
-
-def idioms_table(a: Analysis) -> Table:
-    shares = {share.arm: share for share in idiom_table(a.outcomes, a.idioms)}
-    names = ("guard", *FEATURES, "parsed")
-    rows = []
-    for arm in a.arms:
-        share = shares.get(arm)
-        scripts = sorted(
-            {
-                o.artifact_sha256
-                for o in a.outcomes
-                if o.arm == arm and o.artifact_sha256 in a.idioms
-            }
-        )
-        kinds = {tuple(getattr(a.idioms[sha], n) for n in ("guard", *FEATURES)) for sha in scripts}
-        rows.append(
-            (
-                arm,
-                _count(share.cells if share else 0),
-                _count(len(scripts)),
-                _count(len(kinds)),
-                *(_pct(share.shares[n]) if share else "—" for n in names),
-            )
-        )
-    return Table(
-        key="idioms",
-        title="SQL idioms of the generated scripts",
-        caption=(
-            "Share of each arm's cells with an artifact whose script uses each feature, read statically with sqlglot "
-            "(nothing is executed); a script two samples share counts twice. Guard is the within-batch guard of the "
-            "guard table; parsed is the share whose every statement sqlglot could parse (the rest were read by pattern). "
-            "Distinct scripts counts different artifacts; idiom signatures counts the different combinations of "
-            "guard and features among them (how many recipes the arm's scripts follow)."
-        ),
-        columns=(
-            "arm",
-            "cells",
-            "distinct scripts",
-            "idiom signatures",
-            *(f"{n.replace('_', ' ')} %" for n in names),
-        ),
-        rows=tuple(rows),
-    )
-
-
-def replication_hazard_table(a: Analysis) -> Table:
-    columns = (
-        "arm",
-        "run A",
-        "run B",
-        "hazard",
-        "pass % run A",
-        "pass % run B",
-        "Δ pp (B − A)",
-        "failing tasks A",
-        "failing tasks B",
-        "recurring (of A's)",
-    )
-    hazards = [h for h in a.hazards()]
-    rows = []
-    for i, first in enumerate(a.sources):
-        for second in a.sources[i + 1 :]:
-            if first.engine != second.engine:  # another engine: not a replicate (engine table)
-                continue
-            for arm in sorted(set(first.labels) & set(second.labels)):
-                if first.labels[arm] not in a.replicated:
-                    continue
-                if first.run.arm_info().get(arm, {}).get("model") != second.run.arm_info().get(
-                    arm, {}
-                ).get("model"):
-                    continue
-                for hazard in hazards:
-                    metric = f"pass:{hazard}"
-                    rep = replication(first.outcomes, second.outcomes, arm, metric=metric)
-                    if rep.rate_a is None and rep.rate_b is None:
-                        continue
-                    rows.append(
-                        (
-                            arm,
-                            first.name,
-                            second.name,
-                            hazard.replace("_", " "),
-                            _pct(rep.rate_a, _cells(a, first.labels[arm], metric)),
-                            _pct(rep.rate_b, _cells(a, second.labels[arm], metric)),
-                            _printed_delta(rep.rate_a, rep.rate_b),
-                            _count(len(rep.failing_a)),
-                            _count(len(rep.failing_b)),
-                            f"{len(rep.recurring)} of {len(rep.failing_a)}",
-                        )
-                    )
-    return Table(
-        key="replication_hazards",
-        title="Replication per hazard: the same arm in two runs",
-        caption=(
-            "The replication table hazard by hazard: temporal-pass of each declared hazard in each run (mean over "
-            "tasks), its change, and the tasks where some usable cell fails that hazard in each run; recurring "
-            "counts run A's failing tasks that fail the same hazard again in run B. A hazard the paper calls "
-            "stable should recur."
-        ),
-        columns=columns,
-        rows=tuple(rows) or (("no arm appears in two runs", *("—",) * (len(columns) - 1)),),
-        labels=4,
     )
 
 
@@ -873,7 +459,7 @@ def arms_table(a: Analysis, tests: list[TestResult]) -> Table:
                 str(info.get(arm, {}).get("prompt_arm") or "—"),
                 ", ".join(sorted(served.get(arm, ()))) or "—",
                 ", ".join(entered) or "none",
-                _count(len(_cells(a, arm)), _cells(a, arm)),
+                fmt.count(len(fmt.cells_behind(a, arm)), fmt.cells_behind(a, arm)),
             )
         )
     return Table(
@@ -884,7 +470,7 @@ def arms_table(a: Analysis, tests: list[TestResult]) -> Table:
             "runs' arm_info where recorded; otherwise gold, controls, baselines and templates are reference, an arm "
             "with a hint or architecture prompt is an intervention, any other arm a model arm, and the first run "
             "holding an arm is run 1, the next run 2. The sign tests and the signature count "
-            + _who(a)
+            + fmt.tested_arms(a)
             + ". Served model is the model id the provider reported for the cells (from their transcripts), where "
             "recorded; a run whose cells name several was served by more than one model."
         ),
@@ -908,25 +494,16 @@ def diagnosis_tables(a: Analysis) -> list[Table]:
     """How often each mistake occurs per arm, from explanations.parquet (`grade-run --explain`);
     no table when no run has one."""
     from arrivalbench.explain import LABELS
-    from arrivalbench.explain.diagnoses import read_explanations
 
-    counts: dict[str, dict[str, int]] = {}
-    totals: dict[str, int] = {}
-    for source in a.sources:
-        table = read_explanations(source.run)
-        for row in table.to_pylist() if table is not None else []:
-            arm = source.labels.get(row["arm"], row["arm"])
-            totals[arm] = totals.get(arm, 0) + 1
-            for label in row["diagnosis"]:
-                counts.setdefault(arm, {})[label] = counts.get(arm, {}).get(label, 0) + 1
+    counts, totals = diagnosis_counts(a.sources)
     if not totals:
         return []
     labels = [label for label in LABELS if any(label in c for c in counts.values())]
     rows = [
         (
             arm,
-            _count(totals[arm]),
-            *(_share(counts.get(arm, {}).get(label, 0), totals[arm]) for label in labels),
+            fmt.count(totals[arm]),
+            *(fmt.share(counts.get(arm, {}).get(label, 0), totals[arm]) for label in labels),
         )
         for arm in a.arms
         if arm in totals

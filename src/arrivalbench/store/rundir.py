@@ -351,21 +351,7 @@ class RunDir:
 
     def cells(self) -> list[Cell]:
         table = _read_parquet(self.cells_path, CELLS_SCHEMA)
-        cells = [
-            Cell(
-                arm=r["arm"],
-                task=r["task"],
-                sample=r["sample"],
-                artifact_sha256=r["artifact_sha256"],
-                no_artifact_reason=r["no_artifact_reason"],
-                snapshot_by_turn=tuple(r["snapshot_by_turn"] or ()),
-                tokens=r["tokens"],
-                stop_reason=r["stop_reason"],
-                prompt_sha256=r["prompt_sha256"],
-                served_model=r["served_model"],
-            )
-            for r in table.to_pylist()
-        ]
+        cells = [Cell.from_row(r) for r in table.to_pylist()]
         for cell in cells:
             check_cell_names(cell.arm, cell.task, cell.sample, where=str(self.cells_path))
         return cells

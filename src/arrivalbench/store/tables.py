@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from arrivalbench.store.errors import RunStoreError
+from arrivalbench.verdict import Verdict, compact
 
 CELL_KEY = ("arm", "task", "sample")
 VERDICT_KEY = (*CELL_KEY, "schedule")
@@ -105,6 +107,13 @@ class Cell:
     def key(self) -> tuple[str, str, int]:
         return (self.arm, self.task, self.sample)
 
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Cell:
+        """A cell from a cells.parquet row or a sample's cell metadata; a field the row lacks
+        takes its default."""
+        given = {f.name: row[f.name] for f in fields(cls) if row.get(f.name) is not None}
+        return cls(**{**given, "snapshot_by_turn": tuple(row.get("snapshot_by_turn") or ())})
+
 
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -146,14 +155,16 @@ def verdict_row(
     cell: Cell,
     schedule: str,
     seed: int,
-    entry: dict[str, Any],
+    entry: Verdict | Mapping[str, Any],
     seed_commitment: str | None = None,
 ) -> dict[str, Any]:
-    """One verdict row from a grade record's entry for one schedule.
+    """One verdict row from a verdict, or a grade record's entry (its JSON), for one schedule.
 
     `seed` is the run's public base seed; `seed_commitment` is set when the schedule's log came
     from the run's secret instead.
     """
+    if isinstance(entry, Verdict):
+        entry = entry.to_json()
     counts = entry.get("diff", {}).get("counts", {})
     return {
         "arm": cell.arm,
@@ -174,7 +185,7 @@ def verdict_row(
         else None,
         "seed": seed,
         "schedule_sha256": entry.get("schedule_sha256"),
-        "record": json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False),
+        "record": compact(entry),
         "seed_commitment": seed_commitment,
     }
 
