@@ -40,11 +40,11 @@ def synthetic_run(path: Path, arms: int, k: int, seed: int = 7) -> tuple[RunDir,
     chooser = random.Random(seed)
     suite = load_suite()
     models = [f"model{i}" for i in range((arms + 2) // 3)]
-    arm_names = [f"{m}/{p}" for m in models for p in ("unhinted", "hint", "arch")][:arms]
+    arm_names = [f"{m}.{p}" for m in models for p in ("unhinted", "hint", "arch")][:arms]
     arm_info = {
         a: {
-            "model": a.split("/")[0],
-            "prompt_arm": a.split("/")[1],
+            "model": a.split(".")[0],
+            "prompt_arm": a.split(".")[1],
             "prompt_sha256": "x",
             "turns": 3,
         }
