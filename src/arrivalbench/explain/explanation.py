@@ -18,7 +18,7 @@ from arrivalbench.engines import Limits
 from arrivalbench.errors import PipelineInputError
 from arrivalbench.explain.divergence import Divergence, Step, first_divergence, observe
 from arrivalbench.explain.runner import Runner
-from arrivalbench.explain.semantics import LABELS, SENTENCES, diagnose
+from arrivalbench.explain.semantics import LABELS, SENTENCES, diagnose_details
 from arrivalbench.explain.shrink import DEFAULT_BUDGET_SECONDS, DEFAULT_MAX_REPLAYS, Shrunk, shrink
 from arrivalbench.logs import Log
 from arrivalbench.sandbox import Sandbox
@@ -41,6 +41,8 @@ class Explanation:
     diagnosis: list[str]
     story: list[Step]
     original_rows: int
+    details: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Per label, what the matching counterfactual assumed (which watermark, which bound)."""
 
     @property
     def passed(self) -> bool:
@@ -56,7 +58,10 @@ class Explanation:
                 "smallest delivery that still raises it."
             )
         labels = self.diagnosis or ["unclassified"]
-        return " ".join(SENTENCES[label] for label in labels)
+        return " ".join(
+            SENTENCES[label] + (f" ({self.details[label]}.)" if label in self.details else "")
+            for label in labels
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The CLI's --json object (the contract of issue 13)."""
@@ -169,13 +174,14 @@ def _explain(
         shrunk = Shrunk(original, 0, 0.0, False)
     minimal = runner.candidate(shrunk.deliveries)
     story, _ = observe(runner, minimal.deliveries)
-    diagnosis = _diagnose(runner, schedule, outcome, minimal)
+    details = _diagnose(runner, schedule, outcome, minimal)
     return Explanation(
         minimal=minimal,
         shrunk=shrunk,
         divergence=divergence,
-        diagnosis=diagnosis,
+        diagnosis=list(details),
         story=story,
+        details={label: words for label, words in details.items() if words},
         **base,
     )
 
@@ -196,7 +202,7 @@ def diagnose_schedule(
         outcome = runner.run(schedule.deliveries)
         if outcome.verdict == ("PASS",):
             return []
-        return _diagnose(runner, schedule, outcome, schedule)
+        return list(_diagnose(runner, schedule, outcome, schedule))
 
 
 def explain_command(
@@ -226,28 +232,30 @@ def explain_command(
     return command
 
 
-def _diagnose(runner: Runner, schedule: Schedule, outcome: Any, minimal: Schedule) -> list[str]:
-    """Labels matched on the minimal schedule, then on the original; plus the crash-free twin."""
-    found: set[str] = set()
+def _diagnose(
+    runner: Runner, schedule: Schedule, outcome: Any, minimal: Schedule
+) -> dict[str, str | None]:
+    """Labels matched on the minimal schedule, then on the original (the minimal one's detail
+    first); plus the crash-free twin. In the order of LABELS."""
+    found: dict[str, str | None] = {}
     if outcome.verdict == ("FAIL",):
         for sched in (minimal, schedule):
             result = runner.run(sched.deliveries)
             if result.result.target is None or result.expected is None:
                 continue
-            found |= set(
-                diagnose(
-                    runner.task,
-                    runner.log,
-                    sched,
-                    result.result.target,
-                    result.expected,
-                    runner.engine,
-                )
+            matched = diagnose_details(
+                runner.task,
+                runner.log,
+                sched,
+                result.result.target,
+                result.expected,
+                runner.engine,
             )
+            found = matched | found
     for sched in (minimal, schedule):
         if any(d.crash for d in sched.deliveries):
             calm = tuple(dataclasses.replace(d, crash=None) for d in sched.deliveries)
             if runner.run(calm).verdict == ("PASS",):
-                found.add("crash_partial_apply")
+                found.setdefault("crash_partial_apply", None)
                 break
-    return [label for label in LABELS if label in found]
+    return {label: found[label] for label in LABELS if label in found}
