@@ -235,27 +235,40 @@ def explain_command(
 def _diagnose(
     runner: Runner, schedule: Schedule, outcome: Any, minimal: Schedule
 ) -> dict[str, str | None]:
-    """Labels matched on the minimal schedule, then on the original (the minimal one's detail
-    first); plus the crash-free twin. In the order of LABELS."""
-    found: dict[str, str | None] = {}
+    """Labels matched on the minimal schedule or on the original, plus the crash-free twin; in
+    the order of LABELS. A label's detail names the variants that matched on both schedules
+    (the minimal one may not tell a per-source watermark from a global one), else the minimal's;
+    when several still hold, it names them all and says the deliveries do not tell them apart."""
+    found: list[dict[str, list[str | None]]] = []
     if outcome.verdict == ("FAIL",):
         for sched in (minimal, schedule):
             result = runner.run(sched.deliveries)
             if result.result.target is None or result.expected is None:
                 continue
-            matched = diagnose_details(
-                runner.task,
-                runner.log,
-                sched,
-                result.result.target,
-                result.expected,
-                runner.engine,
+            found.append(
+                diagnose_details(
+                    runner.task,
+                    runner.log,
+                    sched,
+                    result.result.target,
+                    result.expected,
+                    runner.engine,
+                )
             )
-            found = matched | found
+    details: dict[str, str | None] = {}
+    for label in {label for matched in found for label in matched}:
+        sets = [matched[label] for matched in found if label in matched]
+        both = [d for d in sets[0] if all(d in other for other in sets[1:])] or sets[0]
+        distinct = [d for d in dict.fromkeys(both) if d]
+        details[label] = (
+            " or ".join(distinct) + " (these deliveries do not tell them apart)"
+            if len(distinct) > 1
+            else (distinct[0] if distinct else None)
+        )
     for sched in (minimal, schedule):
         if any(d.crash for d in sched.deliveries):
             calm = tuple(dataclasses.replace(d, crash=None) for d in sched.deliveries)
             if runner.run(calm).verdict == ("PASS",):
-                found.setdefault("crash_partial_apply", None)
+                details.setdefault("crash_partial_apply", None)
                 break
-    return {label: found[label] for label in LABELS if label in found}
+    return {label: details[label] for label in LABELS if label in details}

@@ -138,7 +138,7 @@ def late_dropped(log: Log, schedule: Schedule) -> Iterator[Counterfactual]:
     """A watermark: an event older than (or as old as) the newest one of earlier batches is
     dropped. Per source (each source against its own newest event) on one source or on every
     source, or one watermark across all sources (every event against the newest of any source);
-    the detail says which, and whether events as old as the mark were dropped too."""
+    the detail says which."""
     firsts = _first(arrivals(schedule))
     ts = log.ts_micros()
     source = log.spine.source
@@ -172,8 +172,7 @@ def late_dropped(log: Log, schedule: Schedule) -> Iterator[Counterfactual]:
                 late = mark is not None and (t <= mark if strict else t < mark)
                 if not (late and s in scope):
                     kept.append(a.row)
-            edge = "events as old as the mark dropped too" if strict else "older events dropped"
-            yield over(_tables(log, kept), f"{words}; {edge}")
+            yield over(_tables(log, kept), words)
 
 
 def arrival_order_wins(log: Log, schedule: Schedule) -> Iterator[dict[str, pa.Table]]:
@@ -324,10 +323,11 @@ def diagnose_details(
     actual: pa.Table,
     expected: pa.Table,
     engine: Engine,
-) -> dict[str, str | None]:
+) -> dict[str, list[str | None]]:
     """The labels whose counterfactual table equals `actual` (and differs from `expected`), each
-    with the detail of the first variant that matched (which watermark, which bound)."""
-    labels: dict[str, str | None] = {}
+    with the details of every variant that matched (which watermark, which bound): on a small
+    schedule several can hold at once, and a second schedule tells them apart."""
+    labels: dict[str, list[str | None]] = {}
     for label, variants in _candidates(task, log, schedule):
         for item in variants:
             counterfactual = item if isinstance(item, Counterfactual) else over(item)
@@ -338,8 +338,7 @@ def diagnose_details(
             if table is None or compare(expected, table, task.spec.target).equal:
                 continue
             if compare(table, actual, task.spec.target).equal:
-                labels[label] = counterfactual.detail
-                break
+                labels.setdefault(label, []).append(counterfactual.detail)
     return labels
 
 
