@@ -18,7 +18,7 @@ from arrivalbench.engines import Limits
 from arrivalbench.errors import PipelineInputError
 from arrivalbench.explain.divergence import Divergence, Step, first_divergence, observe
 from arrivalbench.explain.runner import Runner
-from arrivalbench.explain.semantics import LABELS, SENTENCES, diagnose_details
+from arrivalbench.explain.semantics import LABELS, SENTENCES, SHAPES, diagnose_details
 from arrivalbench.explain.shrink import DEFAULT_BUDGET_SECONDS, DEFAULT_MAX_REPLAYS, Shrunk, shrink
 from arrivalbench.logs import Log
 from arrivalbench.sandbox import Sandbox
@@ -238,13 +238,18 @@ def _diagnose(
     """Labels matched on the minimal schedule or on the original, plus the crash-free twin; in
     the order of LABELS. A label's detail names the variants that matched on both schedules
     (the minimal one may not tell a per-source watermark from a global one), else the minimal's;
-    when several still hold, it names them all and says the deliveries do not tell them apart."""
+    when several still hold, it names them all and says the deliveries do not tell them apart.
+    A shape (issue 28) that matched on the minimal schedule only, where two or three events can
+    make several semantics give one table, is dropped when the original schedule computed it and
+    its table differed: the larger schedule refutes it."""
     found: list[dict[str, list[str | None]]] = []
+    tried: set[str] = set()
     if outcome.verdict == ("FAIL",):
         for sched in (minimal, schedule):
             result = runner.run(sched.deliveries)
             if result.result.target is None or result.expected is None:
                 continue
+            tried = set()
             found.append(
                 diagnose_details(
                     runner.task,
@@ -253,8 +258,12 @@ def _diagnose(
                     result.result.target,
                     result.expected,
                     runner.engine,
+                    tried,
                 )
             )
+    if len(found) == 2:  # a shape the larger schedule could test and did not match is refuted
+        refuted = {label for label in SHAPES if label in tried and label not in found[1]}
+        found = [{k: v for k, v in matched.items() if k not in refuted} for matched in found]
     details: dict[str, str | None] = {}
     for label in {label for matched in found for label in matched}:
         sets = [matched[label] for matched in found if label in matched]

@@ -323,6 +323,7 @@ def diagnose_details(
     actual: pa.Table,
     expected: pa.Table,
     engine: Engine,
+    tried: set[str] | None = None,
 ) -> dict[str, list[str | None]]:
     """The labels whose counterfactual table equals `actual` (and differs from `expected`), each
     with the details of every variant that matched (which watermark, which bound): on a small
@@ -337,6 +338,8 @@ def diagnose_details(
                 continue
             if table is None or compare(expected, table, task.spec.target).equal:
                 continue
+            if tried is not None:
+                tried.add(label)
             if compare(table, actual, task.spec.target).equal:
                 labels.setdefault(label, []).append(counterfactual.detail)
     return labels

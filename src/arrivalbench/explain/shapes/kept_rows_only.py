@@ -4,7 +4,7 @@ lost its total and cannot come back when later rows change the order.
 
 The counterfactual replays that with the task's own oracle: after each batch, the events kept
 are only those the shown table depends on (removing one of them changes the table); the next
-batch's new events join them. It costs one oracle run per kept event per batch, so it is tried
+batch's new events join them (a table that keeps nothing is `batch_only`'s). It costs one oracle run per kept event per batch, so it is tried
 on small schedules only (a minimal schedule is a handful of events)."""
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ def kept_rows_only(task: Task, log: Log, schedule: Schedule) -> Iterator[Counter
                 for row in kept
                 if not compare(table, shown([r for r in kept if r != row]), task.spec.target).equal
             ]
+            if not needed:
+                return None  # nothing kept at all is `batch_only`, not a cut table
             pruned |= len(needed) < len(kept)
             kept = needed
         if not pruned:
