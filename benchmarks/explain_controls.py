@@ -1,44 +1,74 @@
-"""Explain every negative control of the suite on every hazard it declares; writes benchmarks/results/.
+"""Explain the suite's negative controls and the recorded model replies on every hazard their task
+declares; writes benchmarks/results/.
 
-    python benchmarks/explain_controls.py                       # every task
+    python benchmarks/explain_controls.py                       # every task, controls and replies
     python benchmarks/explain_controls.py --tasks daily_revenue,customer_state
+    python benchmarks/explain_controls.py --no-recorded         # the controls alone
 
-For each (task, control, declared hazard) at the default seed: the verdict, the diagnosis, the
-minimal schedule's size (batches, rows) against the original's, the replays and seconds the
-shrinking took, and whether the budget ran out. Prints the median and worst shrink time and the
-cases left `unclassified` (issue 13 asks for both).
+For each (task, pipeline, hazard) at the default seed: the verdict, the diagnosis, the minimal
+schedule's size (batches, rows) against the original's, the replays and seconds the shrinking took,
+and whether the budget ran out. A control is explained on the hazards it declares it fails; a
+recorded reply (examples/recorded/*.json, the last reply of each task, parsed as the replay model's
+loop parses it) on every hazard its task declares, a PASS costing one replay. Prints the median and
+worst shrink time, the share of FAILs left `unclassified` (issue 28) and which, and the load
+average before and after; `--markdown` writes it to benchmarks/results/explain_controls.md too.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
+from arrivalbench.agent.models import ReplayModel
+from arrivalbench.agent.parse import parse_response
 from arrivalbench.explain import explain
 from arrivalbench.schedules import build_schedule
 from arrivalbench.seeds import DEFAULT_SEED
-from arrivalbench.spec import get_task, load_suite
+from arrivalbench.spec import Task, get_task, load_suite
 
 RESULTS = Path(__file__).parent / "results"
+RECORDED = Path(__file__).parent.parent / "examples" / "recorded"
+
+
+def pipelines(task: Task, recorded: bool) -> list[tuple[str, str, list[str]]]:
+    """(name, script, hazards to explain) for the task's controls and, if asked, its replies."""
+    out = [
+        (control.file, (task.folder / control.file).read_text(encoding="utf-8"), control.fails)
+        for control in task.spec.controls
+    ]
+    if recorded:
+        for path in sorted(RECORDED.glob("*.json")):
+            replies = ReplayModel(path).replies.get(task.id)
+            if not replies:
+                continue
+            parsed = parse_response(replies[-1].text)
+            if parsed.script is not None:
+                out.append((f"recorded/{path.stem}", parsed.script, list(task.spec.hazards)))
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tasks", help="comma-separated task ids (default: all)")
     parser.add_argument("--budget-seconds", type=float, default=60.0)
+    parser.add_argument("--no-recorded", action="store_true", help="the controls alone")
+    parser.add_argument("--label", default="", help="a name for this run in the output file")
+    parser.add_argument("--markdown", action="store_true", help="also write explain_controls.md")
     args = parser.parse_args()
     tasks = (
         [get_task(t) for t in args.tasks.split(",")] if args.tasks else list(load_suite().values())
     )
+    load_before = os.getloadavg()
+    started_all = time.perf_counter()
     rows = []
     for task in tasks:
-        for control in task.spec.controls:
-            script = (task.folder / control.file).read_text(encoding="utf-8")
-            for hazard in control.fails:
+        for name, script, hazards in pipelines(task, not args.no_recorded):
+            for hazard in hazards:
                 schedule, log = build_schedule(task, hazard, DEFAULT_SEED)
                 started = time.perf_counter()
                 e = explain(task, script, schedule, log, budget_seconds=args.budget_seconds)
@@ -46,10 +76,11 @@ def main() -> None:
                 data = e.to_json()
                 row = {
                     "task": task.id,
-                    "control": control.file,
+                    "pipeline": name,
                     "hazard": hazard,
                     "verdict": e.verdict + (f" ({e.error_class})" if e.error_class else ""),
                     "diagnosis": data["diagnosis"],
+                    "explanation": data["explanation"] if e.verdict == "FAIL" else None,
                     "batches": len(data["minimal"]["batches"]) if data["minimal"] else None,
                     "rows": data["minimal"]["rows_delivered"] if data["minimal"] else None,
                     "original_rows": schedule.delivered_rows(),
@@ -63,22 +94,57 @@ def main() -> None:
                 print(json.dumps(row), flush=True)
     shrinks = [r["shrink_seconds"] for r in rows if r["shrink_seconds"] is not None]
     fails = [r for r in rows if r["verdict"] == "FAIL"]
+    unclassified = [r for r in fails if not r["diagnosis"]]
     summary = {
+        "label": args.label,
+        "tasks": [t.id for t in tasks] if args.tasks else "all",
         "cases": len(rows),
         "fail_cases": len(fails),
+        "unclassified_share": round(len(unclassified) / len(fails), 3) if fails else None,
         "median_shrink_seconds": round(statistics.median(shrinks), 3) if shrinks else None,
         "worst_shrink_seconds": max(shrinks) if shrinks else None,
         "budget_exhausted": sum(1 for r in rows if r["budget_exhausted"]),
-        "unclassified_fails": [
-            f"{r['task']}/{r['control']}/{r['hazard']}" for r in fails if not r["diagnosis"]
-        ],
+        "seconds": round(time.perf_counter() - started_all, 1),
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "unclassified_fails": [f"{r['task']}/{r['pipeline']}/{r['hazard']}" for r in unclassified],
     }
     print(json.dumps(summary, indent=1))
     RESULTS.mkdir(exist_ok=True)
-    name = "explain_controls.json" if not args.tasks else "explain_controls_subset.json"
-    (RESULTS / name).write_text(
+    name = (
+        "explain_controls"
+        + ("_subset" if args.tasks else "")
+        + (f"_{args.label}" if args.label else "")
+    )
+    (RESULTS / f"{name}.json").write_text(
         json.dumps({"summary": summary, "rows": rows}, indent=1) + "\n", encoding="utf-8"
     )
+    if args.markdown:
+        with (RESULTS / "explain_controls.md").open("a", encoding="utf-8") as out:
+            out.write(markdown(summary, fails))
+
+
+def markdown(summary: dict, fails: list[dict]) -> str:
+    """One run's section of explain_controls.md: the share, the cost, the load, each FAIL's labels."""
+    lines = [
+        f"## {summary['label'] or 'run'}: {summary['fail_cases']} FAILs over tasks {summary['tasks']}",
+        "",
+        f"- unclassified: {len(summary['unclassified_fails'])} of {summary['fail_cases']} FAILs "
+        f"(share {summary['unclassified_share']})",
+        f"- {summary['cases']} explains in {summary['seconds']} s; shrink median "
+        f"{summary['median_shrink_seconds']} s, worst {summary['worst_shrink_seconds']} s; "
+        f"budget exhausted {summary['budget_exhausted']}",
+        f"- load average (1, 5, 15 min) before {summary['load_average_before']}, after "
+        f"{summary['load_average_after']}, on 2 cores",
+        "",
+        "| task | pipeline | hazard | diagnosis |",
+        "| --- | --- | --- | --- |",
+    ]
+    lines += [
+        f"| {r['task']} | {r['pipeline']} | {r['hazard']} | {', '.join(r['diagnosis']) or 'unclassified'} |"
+        for r in fails
+    ]
+    return "\n".join(lines) + "\n\n"
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from arrivalbench.engines import DEFAULT_ENGINE, Limits
 from arrivalbench.errors import PipelineInputError
 from arrivalbench.explain.divergence import Divergence, Step, first_divergence, observe
 from arrivalbench.explain.runner import Runner
-from arrivalbench.explain.semantics import LABELS, SENTENCES, diagnose
+from arrivalbench.explain.semantics import LABELS, SENTENCES, SHAPES, diagnose_details
 from arrivalbench.explain.shrink import DEFAULT_BUDGET_SECONDS, DEFAULT_MAX_REPLAYS, Shrunk, shrink
 from arrivalbench.logs import Log
 from arrivalbench.sandbox import Sandbox
@@ -41,6 +41,8 @@ class Explanation:
     diagnosis: list[str]
     story: list[Step]
     original_rows: int
+    details: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Per label, what the matching counterfactual assumed (which watermark, which bound)."""
 
     @property
     def passed(self) -> bool:
@@ -56,7 +58,10 @@ class Explanation:
                 "smallest delivery that still raises it."
             )
         labels = self.diagnosis or ["unclassified"]
-        return " ".join(SENTENCES[label] for label in labels)
+        return " ".join(
+            SENTENCES[label] + (f" ({self.details[label]}.)" if label in self.details else "")
+            for label in labels
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The CLI's --json object (the contract of issue 13)."""
@@ -169,13 +174,14 @@ def _explain(
         shrunk = Shrunk(original, 0, 0.0, False)
     minimal = runner.candidate(shrunk.deliveries)
     story, _ = observe(runner, minimal.deliveries)
-    diagnosis = _diagnose(runner, schedule, outcome, minimal)
+    details = _diagnose(runner, schedule, outcome, minimal)
     return Explanation(
         minimal=minimal,
         shrunk=shrunk,
         divergence=divergence,
-        diagnosis=diagnosis,
+        diagnosis=list(details),
         story=story,
+        details={label: words for label, words in details.items() if words},
         **base,
     )
 
@@ -196,7 +202,7 @@ def diagnose_schedule(
         outcome = runner.run(schedule.deliveries)
         if outcome.verdict == ("PASS",):
             return []
-        return _diagnose(runner, schedule, outcome, schedule)
+        return list(_diagnose(runner, schedule, outcome, schedule))
 
 
 def explain_command(
@@ -226,28 +232,52 @@ def explain_command(
     return command
 
 
-def _diagnose(runner: Runner, schedule: Schedule, outcome: Any, minimal: Schedule) -> list[str]:
-    """Labels matched on the minimal schedule, then on the original; plus the crash-free twin."""
-    found: set[str] = set()
+def _diagnose(
+    runner: Runner, schedule: Schedule, outcome: Any, minimal: Schedule
+) -> dict[str, str | None]:
+    """Labels matched on the minimal schedule or on the original, plus the crash-free twin; in
+    the order of LABELS. A label's detail names the variants that matched on both schedules
+    (the minimal one may not tell a per-source watermark from a global one), else the minimal's;
+    when several still hold, it names them all and says the deliveries do not tell them apart.
+    A shape (issue 28) that matched on the minimal schedule only, where two or three events can
+    make several semantics give one table, is dropped when the original schedule computed it and
+    its table differed: the larger schedule refutes it."""
+    found: list[dict[str, list[str | None]]] = []
+    tried: set[str] = set()
     if outcome.verdict == ("FAIL",):
         for sched in (minimal, schedule):
             result = runner.run(sched.deliveries)
             if result.result.target is None or result.expected is None:
                 continue
-            found |= set(
-                diagnose(
+            tried = set()
+            found.append(
+                diagnose_details(
                     runner.task,
                     runner.log,
                     sched,
                     result.result.target,
                     result.expected,
                     runner.engine,
+                    tried,
                 )
             )
+    if len(found) == 2:  # a shape the larger schedule could test and did not match is refuted
+        refuted = {label for label in SHAPES if label in tried and label not in found[1]}
+        found = [{k: v for k, v in matched.items() if k not in refuted} for matched in found]
+    details: dict[str, str | None] = {}
+    for label in {label for matched in found for label in matched}:
+        sets = [matched[label] for matched in found if label in matched]
+        both = [d for d in sets[0] if all(d in other for other in sets[1:])] or sets[0]
+        distinct = [d for d in dict.fromkeys(both) if d]
+        details[label] = (
+            " or ".join(distinct) + " (these deliveries do not tell them apart)"
+            if len(distinct) > 1
+            else (distinct[0] if distinct else None)
+        )
     for sched in (minimal, schedule):
         if any(d.crash for d in sched.deliveries):
             calm = tuple(dataclasses.replace(d, crash=None) for d in sched.deliveries)
             if runner.run(calm).verdict == ("PASS",):
-                found.add("crash_partial_apply")
+                details.setdefault("crash_partial_apply", None)
                 break
-    return [label for label in LABELS if label in found]
+    return {label: details[label] for label in LABELS if label in details}

@@ -1,0 +1,142 @@
+"""explain's shape diagnoses (issue 28): each labels the fixture with exactly that bug, on its
+minimal schedule, and not its correct neighbour; late_dropped tells a per-source watermark from
+one across all sources."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from arrivalbench.explain import diagnose_schedule, explain
+from arrivalbench.explain.semantics import SHAPES
+from arrivalbench.explain.shapes.boundary_strictness import flipped
+from arrivalbench.explain.shapes.oracle_rewrite import parsed
+from arrivalbench.explain.shapes.window_off_by_one import moved
+from arrivalbench.schedules import Delivery, build_schedule
+from arrivalbench.spec import get_task
+
+FIXTURES = Path(__file__).parent / "fixtures" / "explain_shapes"
+BUDGET = 180.0
+"""Shrinking seconds: a zero balance shrinks slowly (most removals move it), more so under load."""
+
+# label -> (built-in task with that shape, a schedule the bug fails on)
+CASES = {
+    "distinct_summed": ("daily_distinct_customers", "out_of_order"),
+    "kept_rows_only": ("top3_products_daily", "out_of_order"),
+    "window_off_by_one": ("rolling_revenue_7d", "in_order_stream"),
+    "boundary_strictness": ("overdraft_days", "in_order_stream"),
+    "history_by_arrival": ("customer_tier_history", "out_of_order"),
+}
+
+
+def script(name: str) -> str:
+    return (FIXTURES / f"{name}.sql").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def explained():
+    """Each buggy fixture explained once (shrinking on): label -> (Explanation, task, log)."""
+    out = {}
+    for label, (task_id, schedule_name) in CASES.items():
+        task = get_task(task_id)
+        schedule, log = build_schedule(task, schedule_name, 0)
+        e = explain(task, script(label), schedule, log, budget_seconds=BUDGET)
+        out[label] = (e, task, log)
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label", list(CASES))
+def test_each_shape_is_named_on_its_minimal_schedule(explained, label: str) -> None:
+    e, task, log = explained[label]
+    assert e.verdict == "FAIL" and label in e.diagnosis
+    assert e.minimal is not None and e.minimal.delivered_rows() < 10
+    assert label in diagnose_schedule(task, script(label), e.minimal, log)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label", list(CASES))
+def test_each_shape_fixture_gets_no_other_shape_label(explained, label: str) -> None:
+    e, _, _ = explained[label]
+    assert set(e.diagnosis) & set(SHAPES) == {label}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label", list(CASES))
+def test_the_correct_neighbour_passes_and_is_not_labelled(explained, label: str) -> None:
+    task_id, schedule_name = CASES[label]
+    task = get_task(task_id)
+    schedule, log = build_schedule(task, schedule_name, 0)
+    neighbour = script(f"{label}.correct")
+    assert explain(task, neighbour, schedule, log, shrinking=False).verdict == "PASS"
+    e, _, _ = explained[label]
+    assert diagnose_schedule(task, neighbour, e.minimal, log) == []
+
+
+def test_oracle_rewrites_flip_one_comparison_and_move_one_window_bound() -> None:
+    """The rewrites come from the task's oracle, not from a pipeline's text."""
+    overdraft = parsed(get_task("overdraft_days"))
+    flips = {words for node in overdraft.walk() for _, words in flipped(node)}
+    assert "`closing_balance < 0` taken as `closing_balance <= 0`" in flips
+    rolling = parsed(get_task("rolling_revenue_7d"))
+    moves = {words for node in rolling.walk() for _, words in moved(node)}
+    assert moves == {"`d.day - 6` taken as `d.day - 5`", "`d.day - 6` taken as `d.day - 7`"}
+    frame = parsed(get_task("rolling_orders_3d_modify"))
+    assert any("1 preceding" in w.lower() for n in frame.walk() for _, w in moved(n))
+
+
+def _region_schedule(log, batches: list[list[int]]):
+    """A hand-built schedule of region_revenue's log over these spine rows."""
+    schedule, _ = build_schedule(get_task("region_revenue"), "in_order_stream", 0)
+    deliveries = tuple(Delivery(batch_id=i + 1, rows=tuple(b)) for i, b in enumerate(batches))
+    return dataclasses.replace(schedule, deliveries=deliveries, partial=True, perturbation={})
+
+
+@pytest.fixture(scope="module")
+def region():
+    """region_revenue's sales s3 < s1 < s2 and a region change c after them, by event time."""
+    task = get_task("region_revenue")
+    _, log = build_schedule(task, "in_order_stream", 0)
+    ts, source = log.ts_micros(), log.spine.source
+    sales = sorted(np.flatnonzero(source == 0), key=lambda r: ts[r])
+    s3, s1, s2 = (int(r) for r in (sales[0], sales[10], sales[20]))
+    assert ts[s3] < ts[s1] < ts[s2]
+    c = next(
+        int(r) for r in sorted(np.flatnonzero(source == 1), key=lambda r: ts[r]) if ts[r] > ts[s2]
+    )
+    return task, log, (s3, s1, s2, c)
+
+
+PER_SOURCE = "region_revenue/controls/sales_watermark.sql"
+
+
+def _watermark_detail(task, log, path: Path, batches: list[list[int]]) -> tuple[str, dict]:
+    e = explain(task, path.read_text(), _region_schedule(log, batches), log, shrinking=False)
+    return e.verdict, e.details
+
+
+@pytest.mark.slow
+def test_late_dropped_names_one_watermark_across_all_sources(region) -> None:
+    task, log, (_, s1, s2, c) = region
+    batches = [[s1, c], [s2]]  # s2 is new for sales, older than the region change c
+    verdict, details = _watermark_detail(task, log, FIXTURES / "late_dropped_global.sql", batches)
+    assert verdict == "FAIL"
+    assert details["late_dropped"].startswith("one watermark across all sources")
+    assert "per source" not in details["late_dropped"]
+    per_source = task.folder / "controls" / "sales_watermark.sql"
+    assert _watermark_detail(task, log, per_source, batches)[0] == "PASS"
+
+
+@pytest.mark.slow
+def test_late_dropped_names_a_watermark_per_source(region) -> None:
+    task, log, (s3, s1, s2, c) = region
+    batches = [[s1, c], [s2, s3]]  # per source only s3 is late; across sources s2 is too
+    per_source = task.folder / "controls" / "sales_watermark.sql"
+    verdict, details = _watermark_detail(task, log, per_source, batches)
+    assert verdict == "FAIL" and details["late_dropped"].startswith("a watermark per source")
+    assert "across all sources" not in details["late_dropped"]
+    verdict, details = _watermark_detail(task, log, FIXTURES / "late_dropped_global.sql", batches)
+    assert verdict == "FAIL" and "per source" not in details["late_dropped"]
