@@ -435,6 +435,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> RunDir:
     return run
 
 
+@pytest.mark.slow
 def test_generate_records_every_cell_field(generated: RunDir) -> None:
     cells = {c.key: c for c in generated.cells()}
     assert len(cells) == 12
@@ -576,6 +577,7 @@ def test_resume_with_other_settings_is_refused(tmp_path: Path) -> None:
 # -- the command line ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cli_generate_with_a_replay_file(cli, tmp_path: Path) -> None:
     replay = tmp_path / "replies.json"
     replay.write_text(json.dumps({"daily_revenue": [fenced(GOLD["daily_revenue"])]}))
@@ -601,6 +603,7 @@ def test_cli_generate_with_a_replay_file(cli, tmp_path: Path) -> None:
     assert "grade-run" in result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -731,6 +734,7 @@ def test_served_model_and_output_cap_are_recorded_per_cell(tmp_path: Path) -> No
     assert run.manifest["config"]["generation"]["max_tokens"] == 1234
 
 
+@pytest.mark.slow
 def test_cli_rerun_no_artifact_asks_again_with_a_higher_cap(cli, tmp_path: Path) -> None:
     replay, out = tmp_path / "replies.json", tmp_path / "run"
     cut = {"text": "First, let us consider what the table", "stop": "length"}
@@ -786,7 +790,7 @@ def test_regression_rerun_no_artifact_checked_under_default_limits(
     monkeypatch.setattr(
         generating,
         "GraderPool",
-        lambda seed, lim, engine: seen.append(lim) or real(seed, lim, engine),
+        lambda seed, lim, engine, *rest: seen.append(lim) or real(seed, lim, engine, *rest),
     )
     rerun_no_artifact(model, out=tmp_path / "run", reason="truncated", max_tokens=9000)
     assert seen == [limits]
@@ -914,6 +918,7 @@ def _sqlite_replies(tmp_path: Path) -> Path:
     return replay
 
 
+@pytest.mark.slow
 def test_cli_generate_on_sqlite_checks_there_records_the_engine_and_grades_on_it(
     cli,
     tmp_path: Path,
@@ -974,6 +979,7 @@ def test_resuming_a_generation_on_another_engine_is_refused(tmp_path: Path) -> N
     assert again.manifest["engine"] == "sqlite"
 
 
+@pytest.mark.slow
 def test_generate_on_postgres_checks_on_the_server_and_records_it(
     tmp_path: Path, postgres_engine: Any
 ) -> None:

@@ -182,6 +182,7 @@ def test_arrival_stamps_increase_and_a_crash_retry_is_restamped(orders: Path):
 # --- SQL pipelines -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_sql_batch_mode_with_the_full_refresh_oracle(orders: Path, tmp_path: Path):
     good = write(tmp_path, "good.sql", DEDUP_BATCH)
     code, record, stderr = check_json("--pipeline", good, "--log", orders, *SQL_ARGS, *LOG_ARGS)
@@ -200,6 +201,7 @@ def test_sql_batch_mode_with_the_full_refresh_oracle(orders: Path, tmp_path: Pat
     assert diff["counts"]["changed"] > 0  # keyed on the leading 'day' column, not on every column
 
 
+@pytest.mark.slow
 def test_sql_landing_mode_redeliveries_accumulate(orders: Path, tmp_path: Path):
     args = ("--log", orders, *SQL_ARGS, *LOG_ARGS, "--mode", "landing")
     args += ("--schedules", "late_arrival,duplicate_delivery")
@@ -231,6 +233,7 @@ LANDING = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["sqlite", "postgres"])
 def test_regression_landing_mode_was_refused_on_sqlite_and_postgres(
     orders: Path, tmp_path: Path, engine: str, request: pytest.FixtureRequest
@@ -269,6 +272,7 @@ def test_sql_arrival_filter_passes_late_arrival_and_fails_duplicate_delivery(
     }
 
 
+@pytest.mark.slow
 def test_sql_with_a_given_oracle(orders: Path, tmp_path: Path):
     pipeline = write(tmp_path, "good.sql", DEDUP_BATCH)
     oracle = write(tmp_path, "oracle.sql", ORACLE)
@@ -439,6 +443,7 @@ def test_bad_input_is_one_line_and_exit_2(
 # --- grade for CI ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_grade_fail_on_and_junit_xml(cli, tmp_path: Path):
     from arrivalbench.spec import get_task
 
@@ -480,6 +485,7 @@ def _files(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
 
+@pytest.mark.slow
 def test_dbt_arrival_filter_passes_late_arrival_and_fails_duplicate_delivery(
     orders: Path, shop: Path
 ):
@@ -511,6 +517,7 @@ def test_dbt_shop_watermark_model_fails_and_fixed_model_passes(orders: Path):
     assert _files(SHOP) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("case", "needle"),
     [
@@ -589,6 +596,7 @@ SELECT ordered_at::date AS day, count(*) AS orders, sum(amount) AS revenue FROM 
 SOME = ("--schedules", "single_batch,late_arrival,duplicate_delivery,crash_retry")
 
 
+@pytest.mark.slow
 def test_sql_pipeline_on_sqlite_against_its_own_full_refresh(cli, orders: Path, tmp_path: Path):
     args = ("--log", orders, *SQL_ARGS, *LOG_ARGS, *SOME, "--engine", "sqlite")
     good = write(tmp_path, "good.sql", DEDUP_BATCH_SQLITE)
@@ -613,6 +621,7 @@ def test_sql_pipeline_on_sqlite_against_its_own_full_refresh(cli, orders: Path, 
     assert code == 1 and set(verdicts(record).values()) == {"ERROR"}
 
 
+@pytest.mark.slow
 def test_an_oracle_query_runs_on_the_pipelines_engine(cli, orders: Path, tmp_path: Path):
     pipeline = write(tmp_path, "good.sql", DEDUP_BATCH_SQLITE)
     args = ("--pipeline", pipeline, "--log", orders, *SQL_ARGS, *LOG_ARGS, "--engine", "sqlite")
@@ -636,6 +645,7 @@ def test_an_oracle_query_runs_on_the_pipelines_engine(cli, orders: Path, tmp_pat
     assert done.returncode == 2 and "holds 2 statements; give one query" in done.stderr
 
 
+@pytest.mark.slow
 def test_sql_pipeline_on_postgres_against_its_own_full_refresh(
     orders: Path, tmp_path: Path, postgres_engine
 ):

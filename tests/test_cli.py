@@ -44,6 +44,7 @@ def control(task) -> Path:
 # --- the console script itself: a subprocess, since its exit codes are the point ------------------
 
 
+@pytest.mark.slow
 def test_console_script_and_python_m_exit_0_for_help_and_2_for_a_user_error(tmp_path):
     """The installed entry point (arrivalbench.cli:main), `python -m arrivalbench` and
     `python -m arrivalbench.cli` all run the same app: help exits 0, a missing pipeline is one
@@ -215,6 +216,7 @@ def test_grade_json_on_the_gold(cli, task, gold):
     assert done.stdout == dumps(record)
 
 
+@pytest.mark.slow
 def test_grade_json_is_the_same_bytes_as_grading_in_process(cli, task, control):
     names = ["snapshot", "duplicate_delivery"]
     done = cli(
@@ -580,6 +582,7 @@ def test_schedule_file_with_an_impossible_crash_is_a_user_error(
 # --- regressions ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_schedule_file_grade_recorded_the_default_seed_and_hinted_another_schedule(
     cli, tmp_path, control
 ):
@@ -622,6 +625,7 @@ def graded_run(tmp_path_factory) -> Path:
     return run.path
 
 
+@pytest.mark.slow
 def test_regrade_never_read_its_verify_flag(cli, graded_run, tmp_path):
     """Regression: `regrade` declared --verify (default True) but never read it, so `regrade RUN`
     always verified and the flag could not be turned off. Now --verify compares, --out NEW writes a
@@ -676,6 +680,7 @@ def test_tasks_lists_and_hashes_a_task_of_a_suite_dir(cli, mine):
     assert flag == env != builtin
 
 
+@pytest.mark.slow
 def test_grade_a_task_of_a_suite_dir_and_replay_its_failure(cli, mine):
     control = mine / MINE / DEDUP_HISTORY_ONLY
     args = ("grade", "-t", MINE, "-p", control, "--schedules", "snapshot,duplicate_delivery")
@@ -701,6 +706,7 @@ def test_gate_admits_a_task_found_through_the_environment_variable(cli, mine):
     assert f"admitted {MINE} (create, easy)" in done.stdout
 
 
+@pytest.mark.slow
 def test_corpus_grade_run_summary_and_report_of_a_task_of_a_suite_dir(cli, mine, tmp_path):
     run = tmp_path / "run"
     made = cli("make-corpus", "--suite-dir", mine, "--tasks", MINE, "--out", run)

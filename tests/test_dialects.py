@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
+
 from arrivalbench.dialects import decimal_names, orphan_overrides, source_decimals, transpile
 from arrivalbench.gate import gate_task
 from arrivalbench.grade import Grader
@@ -98,6 +100,7 @@ def test_integer_sums_are_left_alone_on_sqlite():
     assert "ROUND" not in script
 
 
+@pytest.mark.slow
 def test_regression_override_left_behind_by_a_dropped_control_is_a_gate_violation(copy_task):
     """funnel_conversion_modify kept first_received_view.sqlite.sql and .postgres.sql after the
     control itself was dropped: overrides nothing reads, which no gate ever checked."""

@@ -51,6 +51,7 @@ def verdict(grader: Grader, task: Task, script: str, schedule: str = "snapshot")
     return record["verdicts"][schedule]
 
 
+@pytest.mark.slow
 def test_transpiled_gold_passes_on_postgres(grader, task):
     gold = script_for(task, "gold.sql", task.gold_sql, "postgres")
     record, _ = grader.grade(task, gold, ["snapshot", "late_arrival", "crash_retry"])
@@ -85,6 +86,7 @@ def test_permissions_refuse_what_the_parser_lets_through(grader, task):
     assert entry["verdict"] == "ERROR" and entry["error_class"] == "sandbox_refused", entry
 
 
+@pytest.mark.slow
 def test_a_statement_past_its_timeout_is_a_timeout(grader, task):
     entry = verdict(grader, task, "SELECT pg_sleep(30);")
     assert entry["verdict"] == "ERROR" and entry["error_class"] == "timeout", entry
@@ -131,6 +133,7 @@ def test_the_pipeline_role_is_not_a_superuser(grader, task):
     assert "True" not in str(entry["diff"])
 
 
+@pytest.mark.slow
 def test_regrade_verify_reproduces_postgres_verdicts_byte_for_byte(tmp_path, engine, task):
     from arrivalbench.corpus import make_corpus
     from arrivalbench.sweep import sweep, verify
@@ -142,6 +145,7 @@ def test_regrade_verify_reproduces_postgres_verdicts_byte_for_byte(tmp_path, eng
     assert verify(run, workers=1) == []
 
 
+@pytest.mark.slow
 def test_gate_admits_a_task_on_postgres(grader, task):
     from arrivalbench.gate import gate_task
 
@@ -214,6 +218,7 @@ def test_regression_replays_sharing_one_role_saw_and_signalled_each_others_sessi
         theirs.close()
 
 
+@pytest.mark.slow
 def test_regression_a_postgres_replay_could_fill_the_disk(engine):
     """PostgreSQL has no quota: a replay wrote ~400 MB/s into its database, committed statement
     by statement, for as long as its replay budget lasted (tens of GB). Past the memory limit,

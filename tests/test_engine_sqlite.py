@@ -45,6 +45,7 @@ def verdict(grader: Grader, task: Task, script: str, schedule: str = "snapshot")
     return record["verdicts"][schedule]
 
 
+@pytest.mark.slow
 def test_transpiled_gold_passes_every_default_schedule_on_sqlite(grader, task, gold):
     record, _ = grader.grade(task, gold, ["snapshot", "late_arrival", "crash_retry", "backfill"])
     assert {s: v["verdict"] for s, v in record["verdicts"].items()} == dict.fromkeys(
@@ -53,6 +54,7 @@ def test_transpiled_gold_passes_every_default_schedule_on_sqlite(grader, task, g
     assert record["engine_version"] == get_engine("sqlite").version
 
 
+@pytest.mark.slow
 def test_gate_admits_a_task_on_sqlite(grader, task):
     result = gate_task(task, grader)
     assert result.violations == []
@@ -104,6 +106,7 @@ def test_read_only_pragma_is_allowed_and_its_table_valued_form_is_not(grader, ta
     assert entry["error_class"] == "sandbox_refused", entry
 
 
+@pytest.mark.slow
 def test_a_statement_that_never_ends_is_a_timeout(grader, task):
     bomb = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n;"
     entry = verdict(grader, task, bomb)
@@ -166,6 +169,7 @@ def test_closing_a_session_rolls_back_its_open_transaction_and_keeps_autocommits
         database.close()
 
 
+@pytest.mark.slow
 def test_regrade_verify_reproduces_sqlite_verdicts_byte_for_byte(tmp_path, task):
     run = make_corpus(tmp_path / "run", seed=7, task_ids=[task.id], engine="sqlite")
     assert run.manifest["engine"] == "sqlite"

@@ -99,6 +99,7 @@ def explained(cli, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[
     return results
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(CASES))
 def test_each_done_when_case_gets_its_diagnosis(explained, name: str) -> None:
     data, _, _ = explained[name]
@@ -131,6 +132,7 @@ def test_non_atomic_upsert_keeps_a_crash_in_its_minimal_schedule(explained) -> N
     assert minimal["crashes"], minimal
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(CASES))
 def test_out_file_replayed_by_grade_reproduces_the_fail(cli, explained, name: str) -> None:
     data, pipeline, minimal = explained[name]
@@ -159,6 +161,7 @@ def test_explaining_the_out_file_again_finds_it_already_minimal(cli, explained) 
     assert again["diagnosis"] == data["diagnosis"]
 
 
+@pytest.mark.slow
 def test_a_passing_schedule_has_nothing_to_explain(cli, tmp_path: Path) -> None:
     gold = get_task("daily_revenue").folder / "gold.sql"
     done = cli(
@@ -176,6 +179,7 @@ def test_a_passing_schedule_has_nothing_to_explain(cli, tmp_path: Path) -> None:
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_human_output_prints_the_story_table_and_the_replay_command(cli, tmp_path: Path) -> None:
     pipeline, out = tmp_path / "p.sql", tmp_path / "min.json"
     pipeline.write_text(ANTI_JOIN_ONLY, encoding="utf-8")
@@ -215,6 +219,7 @@ def test_missing_pipeline_exits_2_with_one_line(cli, tmp_path: Path) -> None:
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_an_exhausted_budget_is_reported_with_the_best_schedule_found() -> None:
     task = get_task("daily_revenue")
     schedule, log = build_schedule(task, "duplicate_delivery", 0)
@@ -259,6 +264,7 @@ def runners():
         runner.close()
 
 
+@pytest.mark.slow
 @settings(
     max_examples=8,
     deadline=None,
@@ -300,6 +306,7 @@ def test_shrunk_schedules_fail_and_lose_the_failure_without_any_one_event(
         assert not fewer or runner.run(fewer).verdict != verdict
 
 
+@pytest.mark.slow
 def test_grade_prints_a_diagnosis_per_fail_and_the_explain_command(cli, tmp_path: Path) -> None:
     pipeline = tmp_path / "p.sql"
     pipeline.write_text(ANTI_JOIN_ONLY, encoding="utf-8")
@@ -316,6 +323,7 @@ def test_grade_prints_a_diagnosis_per_fail_and_the_explain_command(cli, tmp_path
     assert "--schedule duplicate_delivery --seed" in done.stdout
 
 
+@pytest.mark.slow
 def test_grade_run_explain_stores_diagnoses_and_the_report_tables_them(cli, tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
@@ -381,6 +389,7 @@ def test_a_column_never_picked_up_is_schema_column_lost() -> None:
     assert labels == ["schema_column_lost"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["anti_join_only", "watermark"])
 def test_regression_explain_replayed_a_sqlite_pipeline_on_duckdb(
     cli, tmp_path: Path, name: str

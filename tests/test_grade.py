@@ -53,6 +53,7 @@ def gold_record(grader, daily_revenue):
 # --- determinism ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_gold_record_is_byte_identical_across_two_graders(gold_record, daily_revenue):
     first, _ = gold_record
     with Grader() as other:
@@ -63,6 +64,7 @@ def test_gold_record_is_byte_identical_across_two_graders(gold_record, daily_rev
     assert dumps(first).encode() == dumps(json.loads(dumps(first))).encode()
 
 
+@pytest.mark.slow
 def test_fail_and_error_records_are_deterministic_too(grader, daily_revenue):
     control = daily_revenue.controls[DEDUP_HISTORY_ONLY]
     broken = "CREATE TABLE daily_revenue AS SELECT store_id, 1 / 0 AS x FROM sales_batch;\nSELECT * FROM nowhere;"
@@ -229,6 +231,7 @@ def test_unknown_schedule_name_is_a_user_error(grader, daily_revenue):
 # --- the golds hold under any seed ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 @settings(
     max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -195,6 +195,7 @@ def evaluated(tmp_path_factory: pytest.TempPathFactory) -> tuple[EvalLog, Path, 
     return log, log_dir, scripted
 
 
+@pytest.mark.slow
 def test_eval_succeeds_and_stores_each_cell(evaluated: tuple[EvalLog, Path, Scripted]) -> None:
     log, _, _ = evaluated
     assert log.status == "success", log.error
@@ -304,6 +305,7 @@ def test_import_builds_a_run_that_grades(
     assert report.units == 0  # nothing left to grade
 
 
+@pytest.mark.slow
 def test_kept_verdicts_are_what_grade_run_writes(
     evaluated: tuple[EvalLog, Path, Scripted], tmp_path: Path
 ) -> None:
@@ -359,6 +361,7 @@ def test_import_refuses_a_cell_in_two_logs(
         import_inspect(twice, tmp_path / "run")
 
 
+@pytest.mark.slow
 def test_cli_import_inspect_errors_in_one_line(tmp_path: Path) -> None:
     command = (
         [str(SCRIPT_CLI)] if SCRIPT_CLI.exists() else [sys.executable, "-m", "arrivalbench.cli"]
@@ -410,6 +413,7 @@ def flaky_api() -> type:
     return FlakyLLM
 
 
+@pytest.mark.slow
 def test_a_model_error_fails_the_sample_and_eval_retry_completes_it(tmp_path: Path) -> None:
     """Regression: a model error became a cell without a script in a log marked success, so
     `inspect eval-retry` had nothing to rerun and the import kept a `model_error` cell."""
@@ -529,6 +533,7 @@ def test_metrics_over_two_tasks_follow_summary_definitions() -> None:
 # -- on another engine ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_engine_parameter_names_the_dialect_checks_scores_and_imports_on_it(
     tmp_path: Path,
 ) -> None:

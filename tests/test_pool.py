@@ -9,6 +9,8 @@ import pytest
 
 from arrivalbench.pool import WorkersDied, as_completed, in_order
 
+pytestmark = pytest.mark.slow  # each starts a process pool (2-4 s)
+
 
 def square(x: int) -> int:
     return x * x

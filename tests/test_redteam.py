@@ -65,6 +65,7 @@ def assert_refused_or_failed(entry: dict, classes: tuple[str, ...]) -> None:
 # --- (1) state carried between replays, schedules and artifacts ------------------------------------
 
 
+@pytest.mark.slow
 def test_tables_and_sequences_do_not_survive_into_the_next_replay(grader, task):
     """A marker table written after the history exists must never be seen before it, in any
     replay: each replay starts from a new instance, so a script that ERRORs on leftovers passes."""
@@ -185,6 +186,7 @@ def test_table_functions_cannot_run_statements_the_screen_refuses(grader, task, 
     assert_refused_or_failed(verdict(grader, task, statement + ";"), ("sql_error",))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "script",
     [
@@ -246,6 +248,7 @@ def test_one_artifact_cannot_break_the_comparison_of_the_next(grader, task, monk
     assert verdict(grader, task, control, "duplicate_delivery")["verdict"] == "FAIL"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "value",
     [
@@ -484,6 +487,7 @@ def engine_verdict(grader: Grader, script: str) -> dict:
     return record["verdicts"]["snapshot"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("engine", "route", "script"), HOSTILE)
 def test_hostile_routes_are_stopped_on_every_engine(graders, tmp_path, engine, route, script):
     """Reading or writing the host, the network, settings, extensions, other databases, the
@@ -543,6 +547,7 @@ BOMBS: dict[str, dict[str, tuple[str, str]]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bomb", sorted(BOMBS))
 @pytest.mark.parametrize("engine", engine_params())
 def test_resource_bombs_cost_only_their_own_verdict_on_every_engine(graders, engine, bomb):
@@ -560,6 +565,7 @@ def test_resource_bombs_cost_only_their_own_verdict_on_every_engine(graders, eng
 NESTED = "CREATE TABLE customer_state AS SELECT " + "(" * 3000 + "1" + ")" * 3000 + " AS x;"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", engine_params())
 def test_regression_a_deeply_nested_expression_stopped_the_postgres_grader(graders, engine):
     """sqlglot's parser recurses once per level of parentheses: 3,000 levels (a 6 KB script)

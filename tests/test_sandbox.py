@@ -120,6 +120,7 @@ def test_export_database_writes_nothing(grader, task, tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("statement", "verb"),
     [
@@ -255,6 +256,7 @@ def test_batch_table_is_temp_per_session_and_holds_one_delivery(worker, task):
 # --- running too long, too big, or not at all ---------------------------------------------------
 
 
+@pytest.mark.slow
 def test_endless_recursive_cte_times_out(grader, task):
     entry = snapshot_verdict(grader, task, f"SELECT 1;\nCREATE TABLE daily_revenue AS {ENDLESS};")
     assert_error(entry, "timeout", 1, 2)
@@ -381,6 +383,7 @@ def test_worker_killed_mid_statement_is_engine_crash_and_is_replaced(worker, tas
     assert _gold_passes(worker, task) != first
 
 
+@pytest.mark.slow
 def test_worker_that_ignores_the_interrupt_is_killed_as_timeout_and_replaced(
     worker, task, monkeypatch
 ):
@@ -405,6 +408,7 @@ def test_worker_that_ignores_the_interrupt_is_killed_as_timeout_and_replaced(
     assert _gold_passes(worker, task) != first
 
 
+@pytest.mark.slow
 def test_uninterruptible_statement_is_a_timeout_and_the_next_job_runs(worker, task, monkeypatch):
     """DuckDB checks for interrupts between vectors, not inside one huge regexp_replace (~5 s here)."""
     _gold_passes(worker, task)

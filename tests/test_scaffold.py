@@ -209,6 +209,7 @@ def test_builtin_flag_is_for_source_checkouts_only(monkeypatch):
     assert new_task_dir(builtin=True) == SUITE_DIR
 
 
+@pytest.mark.slow
 def test_printed_check_command_admits_the_new_task(cli, tmp_path):
     done = cli("new-task", "events_mine", "--suite-dir", tmp_path / "mine")
     assert done.returncode == 0, done.stderr

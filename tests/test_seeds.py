@@ -275,6 +275,7 @@ def hard_coded(task: Task, base_seed: int) -> str:
     )
 
 
+@pytest.mark.slow
 def test_hard_coded_public_oracle_fails_the_hidden_schedules_of_a_private_run(
     cli, tmp_path: Path, task: Task, secret: Path
 ) -> None:
@@ -328,6 +329,7 @@ def graded_private(cli, tmp_path_factory: pytest.TempPathFactory, secret: Path) 
     return RunDir.open(run)
 
 
+@pytest.mark.slow
 def test_private_run_stores_the_commitment_and_no_seed_of_the_secret(
     graded_private: RunDir, secret: Path
 ) -> None:
@@ -345,6 +347,7 @@ def test_private_run_stores_the_commitment_and_no_seed_of_the_secret(
     assert set(gold.values()) == {"PASS"}
 
 
+@pytest.mark.slow
 def test_regrade_verify_of_a_private_run_needs_its_seed_file(
     cli, graded_private: RunDir, secret: Path, other_secret: Path
 ) -> None:
@@ -358,6 +361,7 @@ def test_regrade_verify_of_a_private_run_needs_its_seed_file(
     assert (path / "verdicts.parquet").read_bytes() == before
 
 
+@pytest.mark.slow
 def test_development_and_private_runs_are_named_in_summary_and_report(
     cli, graded_private: RunDir, tmp_path: Path
 ) -> None:

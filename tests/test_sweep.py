@@ -31,6 +31,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> pa.Table:
     return run.verdicts()
 
 
+@pytest.mark.slow
 def test_sweep_grades_every_cell_and_schedule(reference: pa.Table) -> None:
     arms = set(reference.column("arm").to_pylist())
     assert {"gold", "controls", "naive_append"} <= arms
@@ -42,6 +43,7 @@ def test_sweep_grades_every_cell_and_schedule(reference: pa.Table) -> None:
     )
 
 
+@pytest.mark.slow
 def test_second_sweep_has_nothing_to_do(tmp_path: Path, reference: pa.Table) -> None:
     run = make_corpus(tmp_path / "run", task_ids=[TASK])
     first = sweep(run, workers=1)
@@ -50,6 +52,7 @@ def test_second_sweep_has_nothing_to_do(tmp_path: Path, reference: pa.Table) -> 
     assert run.verdicts().equals(reference)
 
 
+@pytest.mark.slow
 def test_resume_after_repeated_kills_matches_uninterrupted_sweep(
     tmp_path: Path, reference: pa.Table
 ) -> None:
@@ -78,12 +81,14 @@ def test_resume_after_repeated_kills_matches_uninterrupted_sweep(
     assert not run.journal_path.exists() and not (run.path / "sweep.lock").exists()
 
 
+@pytest.mark.slow
 def test_regrade_verify_reproduces_every_row(tmp_path: Path) -> None:
     run = make_corpus(tmp_path / "run", task_ids=[TASK])
     sweep(run, workers=2)
     assert verify(run, workers=2) == []
 
 
+@pytest.mark.slow
 def test_regrade_verify_detects_a_planted_altered_verdict(tmp_path: Path) -> None:
     run = make_corpus(tmp_path / "run", task_ids=[TASK])
     sweep(run, workers=2)
@@ -108,6 +113,7 @@ def test_sweep_refuses_a_run_whose_task_changed(tmp_path: Path) -> None:
         sweep(RunDir.open(run.path), workers=1)
 
 
+@pytest.mark.slow
 def test_ray_executor_matches_local(tmp_path: Path, reference: pa.Table) -> None:
     pytest.importorskip("ray")
     run = make_corpus(tmp_path / "run", task_ids=[TASK])
@@ -139,6 +145,7 @@ def _assert_graded(run: RunDir) -> None:
     assert "FAIL" in {r["verdict"] for r in rows if r["arm"] == "controls"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("executor", ["local", "ray"])
 def test_workers_are_given_the_suite_dirs_not_the_environment(mine_run, executor: str) -> None:
     if executor == "ray":
