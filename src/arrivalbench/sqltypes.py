@@ -57,3 +57,24 @@ def arrow_type(type_name: str) -> pa.DataType:
 
 def is_float(type_name: str) -> bool:
     return normalise(type_name) in FLOAT_TYPES
+
+
+def declared_type(field: pa.Field, *, double: str, decimal: str) -> str:
+    """The SQL type a delivery column is declared with on an engine that loads it by INSERT
+    (SQLite, PostgreSQL): the engines differ only in how they name a double and a decimal."""
+    import pyarrow as pa
+
+    t = field.type
+    if pa.types.is_boolean(t):
+        return "BOOLEAN"
+    if pa.types.is_integer(t):
+        return "BIGINT" if t.bit_width > 32 else "INTEGER"
+    if pa.types.is_floating(t):
+        return double
+    if pa.types.is_decimal(t):
+        return f"{decimal}({t.precision},{t.scale})"
+    if pa.types.is_timestamp(t):
+        return "TIMESTAMP"
+    if pa.types.is_date(t):
+        return "DATE"
+    return "TEXT"

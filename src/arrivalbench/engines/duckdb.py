@@ -21,6 +21,7 @@ import duckdb
 import pyarrow as pa
 
 from arrivalbench.engines import DUCKDB, Limits, Statement
+from arrivalbench.engines.common import refused_kind
 
 ALLOWED_KINDS = frozenset(
     {
@@ -300,15 +301,7 @@ class DuckDBEngine:
         """Why a statement may not run, or None: anything that changes the session, reaches
         outside, or creates something other than the catalog objects a pipeline needs."""
         words = leading_keywords(statement.text)
-        if statement.kind not in ALLOWED_KINDS:
-            verb = " ".join(words[:2]) or statement.kind
-            return f"{verb} statements are not allowed in a pipeline ({statement.kind})"
-        if statement.kind == "CREATE":
-            rest = [w for w in words[1:] if w not in _CREATE_MODIFIERS]
-            made = rest[0] if rest else "?"
-            if made not in CREATABLE:
-                return f"CREATE {made} is not allowed in a pipeline (it may create {', '.join(sorted(CREATABLE))})"
-        return None
+        return refused_kind(statement, words, ALLOWED_KINDS, CREATABLE, _CREATE_MODIFIERS)
 
     def provision(self, limits: Limits) -> None:
         """Nothing on the host: the instance lives in the worker's memory, and dies with it."""

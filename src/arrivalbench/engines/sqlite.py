@@ -37,6 +37,8 @@ from typing import Any
 import pyarrow as pa
 
 from arrivalbench.engines import SQLITE, Limits, Statement, landing_ddl
+from arrivalbench.engines.common import bounded_rows, refused_kind
+from arrivalbench.sqltypes import declared_type
 
 ALLOWED_LEADING = frozenset(
     {
@@ -178,20 +180,7 @@ def _first_keyword(text: str) -> str:
 
 def _sql_type(field: pa.Field) -> str:
     """The declared type of a delivery column: DuckDB's name, whose SQLite affinity fits."""
-    t = field.type
-    if pa.types.is_boolean(t):
-        return "BOOLEAN"
-    if pa.types.is_integer(t):
-        return "BIGINT" if t.bit_width > 32 else "INTEGER"
-    if pa.types.is_floating(t):
-        return "DOUBLE"
-    if pa.types.is_decimal(t):
-        return f"DECIMAL({t.precision},{t.scale})"
-    if pa.types.is_timestamp(t):
-        return "TIMESTAMP"
-    if pa.types.is_date(t):
-        return "DATE"
-    return "TEXT"
+    return declared_type(field, double="DOUBLE", decimal="DECIMAL")
 
 
 def _timestamp_text(value: dt.datetime) -> str:
@@ -355,16 +344,9 @@ class SQLiteSession:
         count their bytes, every other value eight)."""
         cursor = self._run(f"SELECT * FROM temp.{_quote(name)}")
         names = [d[0] for d in cursor.description]
-        size = sum(len(n.encode()) for n in names)
-        if max_bytes is not None and size > max_bytes:
+        rows = bounded_rows(cursor, names, max_bytes)
+        if rows is None:
             return None
-        rows: list[tuple[Any, ...]] = []
-        while chunk := cursor.fetchmany(4096):
-            for row in chunk:
-                size += sum(len(v) if isinstance(v, str | bytes) else 8 for v in row)
-            if max_bytes is not None and size > max_bytes:
-                return None
-            rows.extend(chunk)
         arrays = [_column([row[i] for row in rows]) for i in range(len(names))]
         return pa.Table.from_arrays(arrays, names=[f"{n}" for n in names]) if names else None
 
@@ -461,17 +443,9 @@ class SQLiteEngine:
         words = leading_keywords(statement.text)
         if statement.kind == "PRAGMA" and len(words) > 1 and words[1].lower() in READ_ONLY_PRAGMAS:
             return None  # the authorizer checks the pragma again, whatever its spelling
-        if statement.kind not in ALLOWED_LEADING:
-            verb = " ".join(words[:2]) or statement.kind
-            return f"{verb} statements are not allowed in a pipeline ({statement.kind})"
-        if statement.kind == "CREATE":
-            rest = [w for w in words[1:] if w not in _CREATE_MODIFIERS]
-            made = rest[0] if rest else "?"
-            if made not in CREATABLE:
-                return (
-                    f"CREATE {made} is not allowed in a pipeline "
-                    f"(it may create {', '.join(sorted(CREATABLE))})"
-                )
+        refused = refused_kind(statement, words, ALLOWED_LEADING, CREATABLE, _CREATE_MODIFIERS)
+        if refused is not None:
+            return refused
         return None
 
     def provision(self, limits: Limits) -> str:

@@ -41,6 +41,7 @@ from arrivalbench import __version__
 from arrivalbench.engines import DEFAULT_ENGINE, Limits
 from arrivalbench.seeds import PrivateSeed, gate_seeds
 from arrivalbench.store.errors import RunStoreError
+from arrivalbench.store.lock import exclusive
 from arrivalbench.store.manifest import RUN_FORMAT, limits_config, manifest_problem, run_limits
 from arrivalbench.store.names import check_cell_names
 from arrivalbench.store.tables import (
@@ -546,37 +547,8 @@ class RunDir:
     @contextmanager
     def lock(self) -> Iterator[None]:
         """Exclusive writer lock; a stale lock (its process gone) is taken over."""
-        path = self.lock_path
-        while True:
-            try:
-                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-                break
-            except FileExistsError:
-                try:
-                    holder = int(path.read_text().strip() or "0")
-                except (OSError, ValueError):
-                    holder = 0
-                if holder and _alive(holder):
-                    raise RunStoreError(
-                        f"{path}: another sweep (pid {holder}) is writing to this run; wait for it or stop it."
-                    ) from None
-                path.unlink(missing_ok=True)
-        try:
-            os.write(fd, str(os.getpid()).encode())
-            os.close(fd)
+        with exclusive(self.lock_path):
             yield
-        finally:
-            path.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def create_suite_run(
