@@ -67,12 +67,13 @@ postgresql:
 
 ## test: lint, the whole test suite, fast and slow lanes, alone on the machine (its timeouts and
 ## memory caps are measured without other load; pytest's "no tests collected", exit 5, is a
-## failure here); then the suite itself in two lanes side by side (tools/lanes.sh prints each
-## lane's log whole as it ends): the gate at its three seeds on PostgreSQL (a private server the
+## failure here; the CPU its processes used is printed, as each lane's is); then the suite itself
+## in two lanes side by side (tools/lanes.sh prints each lane's log whole as it ends): the gate at its three seeds on PostgreSQL (a private server the
 ## harness starts), and the gate at three seeds on DuckDB, then on SQLite, then the audit of every
 ## task's second oracle. Every gate executes everything (--no-cache).
 test: lint chromium postgresql $(DBT_STAMP)
 	@ARRIVALBENCH_REQUIRE_CHROMIUM=1 $(PY) -m pytest -m 'slow or not slow'; rc=$$?; \
+	times | sed -n '2s/^/pytest: cpu (user, system) /p'; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing on purpose"; exit 1; fi; \
 	exit $$rc
 	@tools/lanes.sh \
