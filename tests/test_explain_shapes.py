@@ -140,3 +140,47 @@ def test_late_dropped_names_a_watermark_per_source(region) -> None:
     assert "across all sources" not in details["late_dropped"]
     verdict, details = _watermark_detail(task, log, FIXTURES / "late_dropped_global.sql", batches)
     assert verdict == "FAIL" and "per source" not in details["late_dropped"]
+
+
+def _daily_revenue_late_rows():
+    """daily_revenue's log, three sales a < b < c of one day and a sale e of an earlier day."""
+    task = get_task("daily_revenue")
+    _, log = build_schedule(task, "in_order_stream", 0)
+    ts = log.ts_micros()
+    day = ts // 86_400_000_000
+    by_day: dict[int, list[int]] = {}
+    for r in sorted(range(len(ts)), key=lambda r: ts[r]):
+        by_day.setdefault(int(day[r]), []).append(r)
+    first, later = sorted(by_day)[0], sorted(by_day)[1]
+    a, b, c = by_day[later][0], by_day[later][1], by_day[later][-1]
+    assert ts[a] < ts[b] < ts[c]
+    return task, log, (by_day[first][0], a, b, c)
+
+
+def _daily_revenue_schedule(task, batches: list[list[int]]):
+    schedule, _ = build_schedule(task, "in_order_stream", 0)
+    deliveries = tuple(Delivery(batch_id=i + 1, rows=tuple(b)) for i, b in enumerate(batches))
+    return dataclasses.replace(schedule, deliveries=deliveries, partial=True, perturbation={})
+
+
+def _late_dropped_detail(fixture: str) -> str:
+    """b first; then a (older, same day), e (an earlier day) and c (newer): a watermark on event
+    times drops a and e, one on closed days drops e alone, one that loads each day once drops all."""
+    task, log, (e, a, b, c) = _daily_revenue_late_rows()
+    schedule = _daily_revenue_schedule(task, [[b], [a, e, c]])
+    script = (FIXTURES / fixture).read_text(encoding="utf-8")
+    explained = explain(task, script, schedule, log, shrinking=False)
+    assert explained.verdict == "FAIL" and "late_dropped" in explained.diagnosis
+    return explained.details["late_dropped"]
+
+
+@pytest.mark.slow
+def test_late_dropped_names_a_watermark_on_closed_days() -> None:
+    assert _late_dropped_detail("late_dropped_closed_days.sql") == (
+        "a watermark per source, on sales, at day grain (closed days)"
+    )
+
+
+@pytest.mark.slow
+def test_an_event_time_watermark_is_not_called_closed_days() -> None:
+    assert _late_dropped_detail("late_dropped_event_time.sql") == "a watermark per source, on sales"

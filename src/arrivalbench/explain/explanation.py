@@ -237,13 +237,15 @@ def _diagnose(
 ) -> dict[str, str | None]:
     """Labels matched on the minimal schedule or on the original, plus the crash-free twin; in
     the order of LABELS. A label's detail names the variants that matched on both schedules
-    (the minimal one may not tell a per-source watermark from a global one), else the minimal's;
-    when several still hold, it names them all and says the deliveries do not tell them apart.
+    (the minimal one may not tell a per-source watermark from a global one), else the minimal's,
+    the coarser variants left out where a finer one remains; when several still hold, it names
+    them all and says the deliveries do not tell them apart.
     A shape (issue 28) that matched on the minimal schedule only, where two or three events can
     make several semantics give one table, is dropped when the original schedule computed it and
     its table differed: the larger schedule refutes it."""
     found: list[dict[str, list[str | None]]] = []
     tried: set[str] = set()
+    coarser: set[str | None] = set()
     if outcome.verdict == ("FAIL",):
         for sched in (minimal, schedule):
             result = runner.run(sched.deliveries)
@@ -259,6 +261,7 @@ def _diagnose(
                     result.expected,
                     runner.engine,
                     tried,
+                    coarser,
                 )
             )
     if len(found) == 2:  # a shape the larger schedule could test and did not match is refuted
@@ -268,7 +271,8 @@ def _diagnose(
     for label in {label for matched in found for label in matched}:
         sets = [matched[label] for matched in found if label in matched]
         both = [d for d in sets[0] if all(d in other for other in sets[1:])] or sets[0]
-        distinct = [d for d in dict.fromkeys(both) if d]
+        finer = [d for d in both if d not in coarser]
+        distinct = [d for d in dict.fromkeys(finer or both) if d]
         details[label] = (
             " or ".join(distinct) + " (these deliveries do not tell them apart)"
             if len(distinct) > 1

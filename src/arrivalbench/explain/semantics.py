@@ -134,13 +134,27 @@ def duplicates_counted(log: Log, schedule: Schedule) -> Iterator[dict[str, pa.Ta
     yield _tables(log, [a.row for a in arrived if a.batch == first_batch[a.row]])
 
 
+GRAINS: tuple[tuple[int, str], ...] = ((1, ""), (86_400_000_000, ", at day grain (closed days)"))
+"""A watermark compares event times as they are, or truncated to their UTC day: the pipeline that
+treats every day before the newest day loaded as closed drops an earlier day's event, and keeps a
+late event of the newest day. The day is the coarser explanation, tried only when no watermark on
+event times fits."""
+
+
 def late_dropped(log: Log, schedule: Schedule) -> Iterator[Counterfactual]:
     """A watermark: an event older than (or as old as) the newest one of earlier batches is
     dropped. Per source (each source against its own newest event) on one source or on every
     source, or one watermark across all sources (every event against the newest of any source);
-    the detail says which."""
+    on event times or on their days (GRAINS); the detail says which."""
+    for grain, grain_words in GRAINS:
+        yield from _watermarks(log, schedule, grain, grain_words)
+
+
+def _watermarks(
+    log: Log, schedule: Schedule, grain: int, grain_words: str
+) -> Iterator[Counterfactual]:
     firsts = _first(arrivals(schedule))
-    ts = log.ts_micros()
+    ts = log.ts_micros() // grain
     source = log.spine.source
     names = [s.name for s in log.sources]
     n_sources = len(names)
@@ -172,7 +186,7 @@ def late_dropped(log: Log, schedule: Schedule) -> Iterator[Counterfactual]:
                 late = mark is not None and (t <= mark if strict else t < mark)
                 if not (late and s in scope):
                     kept.append(a.row)
-            yield over(_tables(log, kept), words)
+            yield over(_tables(log, kept), words + grain_words, coarser=grain > 1)
 
 
 def arrival_order_wins(log: Log, schedule: Schedule) -> Iterator[dict[str, pa.Table]]:
@@ -324,10 +338,12 @@ def diagnose_details(
     expected: pa.Table,
     engine: Engine,
     tried: set[str] | None = None,
+    coarser: set[str | None] | None = None,
 ) -> dict[str, list[str | None]]:
     """The labels whose counterfactual table equals `actual` (and differs from `expected`), each
     with the details of every variant that matched (which watermark, which bound): on a small
-    schedule several can hold at once, and a second schedule tells them apart."""
+    schedule several can hold at once, and a second schedule tells them apart. The details of
+    coarser variants that matched are added to `coarser`."""
     labels: dict[str, list[str | None]] = {}
     for label, variants in _candidates(task, log, schedule):
         for item in variants:
@@ -342,6 +358,8 @@ def diagnose_details(
                 tried.add(label)
             if compare(table, actual, task.spec.target).equal:
                 labels.setdefault(label, []).append(counterfactual.detail)
+                if coarser is not None and counterfactual.coarser:
+                    coarser.add(counterfactual.detail)
     return labels
 
 

@@ -20,17 +20,22 @@ class Counterfactual:
     """How to compute one counterfactual table, and what it assumed (shown beside the label).
 
     `compute` may return None when the semantics does not apply to these rows (nothing to
-    compare); it may raise OracleError, which skips it too.
+    compare); it may raise OracleError, which skips it too. A `coarser` variant explains the table
+    less precisely (a watermark on days where one on event times may fit too): its detail is named
+    only when no finer variant of its label fits every schedule tried.
     """
 
     compute: Callable[[Task, Engine], pa.Table | None]
     detail: str | None = None
+    coarser: bool = False
 
 
-def over(tables: dict[str, pa.Table], detail: str | None = None) -> Counterfactual:
+def over(
+    tables: dict[str, pa.Table], detail: str | None = None, coarser: bool = False
+) -> Counterfactual:
     """The task's own oracle over transformed source tables."""
     return Counterfactual(
-        lambda task, engine: oracle_over(task, tables, engine, "a counterfactual"), detail
+        lambda task, engine: oracle_over(task, tables, engine, "a counterfactual"), detail, coarser
     )
 
 
