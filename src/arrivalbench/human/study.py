@@ -296,6 +296,14 @@ class Session:
         )
         self.server = Server(page, host, port)
         self.url = self.server.url
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._main: asyncio.Task[None] | None = None
+
+    def stop(self) -> None:
+        """End the sitting from another thread as Ctrl-C does: the current task is left unfinished
+        with what was submitted saved, and `run` returns None."""
+        if self._loop is not None and self._main is not None:
+            self._loop.call_soon_threadsafe(self._main.cancel)
 
     def run(self) -> RunDir | None:
         """Serve the page and run the tasks until the participant is done (or an interrupt).
@@ -313,20 +321,24 @@ class Session:
             async def check(task: Task, script: str) -> dict[str, Any]:
                 return await asyncio.to_thread(pool.snapshot, task, script)
 
+        async def main() -> None:
+            self._loop, self._main = asyncio.get_running_loop(), asyncio.current_task()
+            await work(
+                self.desk,
+                self.tasks,
+                self.prompts,
+                self.sample,
+                check,
+                self.out,
+                self.settings.turns,
+                self.log,
+            )
+
         self.server.start()
         try:
-            asyncio.run(
-                work(
-                    self.desk,
-                    self.tasks,
-                    self.prompts,
-                    self.sample,
-                    check,
-                    self.out,
-                    self.settings.turns,
-                    self.log,
-                )
-            )
+            asyncio.run(main())
+        except asyncio.CancelledError:
+            return None  # stop(): what was submitted is saved
         finally:
             self.desk.close()
             self.server.stop()
