@@ -8,9 +8,11 @@ runs the real check and grades the stored cell.
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import socket
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -104,9 +106,8 @@ class Client:
             return exc.code, json.loads(exc.read() or b"{}")
 
     def state(self) -> dict[str, Any]:
-        import time
-
-        for _ in range(200):
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
             status, state = self.request("/api/state")
             assert status == 200
             if state["status"] == "waiting" or state["status"] == "finished":
@@ -126,10 +127,25 @@ def session(out: Path, **options: Any) -> Session:
     return Session(out, task_ids=TASKS, port=0, check=stub_check, **options)
 
 
-def in_thread(target: Any) -> threading.Thread:
+def sit(sitting: Session, person: Any) -> Any:
+    """Run the sitting while `person(client)` uses its page from a thread; a failure of the
+    person's side stops the sitting (so the test fails instead of waiting) and is raised here."""
+    failed: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            person(Client(sitting.url))
+        except BaseException as exc:
+            failed.append(exc)
+            sitting.stop()
+
     thread = threading.Thread(target=target, daemon=True)
     thread.start()
-    return thread
+    run = sitting.run()
+    thread.join(30)
+    if failed:
+        raise failed[0]
+    return run
 
 
 def transcripts(out: Path) -> dict[str, bytes]:
@@ -141,18 +157,14 @@ def transcripts(out: Path) -> dict[str, bytes]:
 
 def test_the_page_and_the_replay_model_leave_byte_identical_transcripts(tmp_path: Path) -> None:
     expected = transcripts(replayed(tmp_path))
-    sitting = session(tmp_path / "study", participant="ana")
-    client = Client(sitting.url)
     states = []
 
-    def person() -> None:
+    def person(client: Client) -> None:
         for steps in SCRIPT.values():
             for kind, script in steps:
                 states.append(client.act(kind, script))
 
-    thread = in_thread(person)
-    run = sitting.run()
-    thread.join(10)
+    run = sit(session(tmp_path / "study", participant="ana"), person)
     assert run is not None
     assert transcripts(tmp_path / "study") == expected
     assert len(expected) == 2
@@ -178,31 +190,25 @@ def test_an_interrupted_sitting_resumes_where_it_stopped(tmp_path: Path) -> None
     expected = transcripts(replayed(tmp_path))
     out = tmp_path / "study"
     first = session(out, participant="ana")
-    client = Client(first.url)
 
-    def until_interrupted() -> None:
+    def until_interrupted(client: Client) -> None:
         client.act("run", WRONG)
         client.act("run", RIGHT)
         client.act("run", BROKEN)  # customer_state turn 1, then Ctrl-C
         client.state()
         first.stop()
 
-    thread = in_thread(until_interrupted)
-    assert first.run() is None
-    thread.join(10)
+    assert sit(first, until_interrupted) is None
     assert not (out / "manifest.json").exists()  # not finished: not a run to grade yet
     again = session(out)  # the one unfinished participant resumes without a name
     assert (again.participant, again.sample) == ("ana", 0)
-    client = Client(again.url)
     shown = []
 
-    def the_rest() -> None:
+    def the_rest(client: Client) -> None:
         shown.append(client.state())
         client.act("submit", ALSO_WRONG)
 
-    thread = in_thread(the_rest)
-    assert again.run() is not None
-    thread.join(10)
+    assert sit(again, the_rest) is not None
     assert shown[0]["task"] == "customer_state" and shown[0]["turn"] == 2  # turn 1 replayed
     assert shown[0]["history"][0]["verdict"] == "ERROR"
     assert transcripts(out) == expected
@@ -211,11 +217,10 @@ def test_an_interrupted_sitting_resumes_where_it_stopped(tmp_path: Path) -> None
 def test_participants_are_samples_in_the_order_they_start(tmp_path: Path) -> None:
     out = tmp_path / "study"
     for name in ("ana", "ben"):
-        sitting = session(out, participant=name)
-        client = Client(sitting.url)
-        thread = in_thread(lambda c=client: [c.act("submit", RIGHT), c.act("submit", RIGHT)])
-        run = sitting.run()
-        thread.join(10)
+        run = sit(
+            session(out, participant=name),
+            lambda c: [c.act("submit", RIGHT), c.act("submit", RIGHT)],
+        )
     assert run is not None
     assert sorted((c.task, c.sample) for c in run.cells()) == sorted(
         (t, s) for t in TASKS for s in (0, 1)
@@ -226,10 +231,9 @@ def test_participants_are_samples_in_the_order_they_start(tmp_path: Path) -> Non
 
 def test_the_api_wants_the_token_and_bounds_the_body(tmp_path: Path) -> None:
     sitting = session(tmp_path / "study")
-    client = Client(sitting.url)
     results: dict[str, Any] = {}
 
-    def probe() -> None:
+    def probe(client: Client) -> None:
         state = client.state()
         results["no token"] = client.request("/api/state", token="")[0]
         results["wrong token"] = client.request("/api/state", token="x" * 32)[0]
@@ -240,8 +244,13 @@ def test_the_api_wants_the_token_and_bounds_the_body(tmp_path: Path) -> None:
             urllib.request.urlopen(client.base + "/")
         except urllib.error.HTTPError as exc:
             results["index without token"] = exc.code
-        big = json.dumps({"kind": "run", "script": "x" * MAX_BODY, "task": "t", "turn": 1})
-        results["too large"] = client.request("/api/action", big.encode())[0]
+        connection = http.client.HTTPConnection(urllib.parse.urlsplit(client.base).netloc)
+        connection.putrequest("POST", "/api/action")
+        connection.putheader("X-Token", client.token)
+        connection.putheader("Content-Length", str(MAX_BODY + 1))  # refused before reading
+        connection.endheaders()
+        results["too large"] = connection.getresponse().status
+        connection.close()
         stale = {"kind": "run", "script": RIGHT, "task": state["task"], "turn": 3}
         results["stale"] = client.request("/api/action", json.dumps(stale).encode())[0]
         results["bad kind"] = client.request(
@@ -249,9 +258,7 @@ def test_the_api_wants_the_token_and_bounds_the_body(tmp_path: Path) -> None:
         )[0]
         sitting.stop()
 
-    thread = in_thread(probe)
-    assert sitting.run() is None
-    thread.join(10)
+    assert sit(sitting, probe) is None
     assert results == {
         "no token": 403,
         "wrong token": 403,
@@ -332,9 +339,7 @@ def test_a_study_with_other_settings_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     sitting = session(tmp_path / "study")
-    thread = in_thread(lambda: (Client(sitting.url).state(), sitting.stop()))
-    sitting.run()
-    thread.join(10)
+    sit(sitting, lambda client: (client.state(), sitting.stop()))
     message = one_line_error(
         capsys,
         ["human", "--out", str(tmp_path / "study"), "--tasks", "daily_revenue", "--port", "0"],

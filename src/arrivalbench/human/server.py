@@ -5,9 +5,10 @@ else: http.server serves the three package files of the page and two JSON endpoi
 (`GET /api/state`, `POST /api/action`). Every request but the static files carries the random
 token printed in the URL (the page sends it back as a header), so neither another user of the
 machine nor a web page open in the same browser can drive or read the session; a body is
-refused past `MAX_BODY` bytes before it is read. Prompts and feedback are Markdown rendered
-here by markdown-it (Rich's own dependency) with raw HTML off, so the page never inserts text a
-task, a script or an engine message controls as markup.
+refused past `MAX_BODY` bytes before it is read. The prompts are Markdown, rendered here by
+markdown-it (Rich's own dependency) with raw HTML off, so the page never inserts text a task
+controls as markup; feedback (an engine's message, example rows) is shown as the plain text the
+model reads.
 """
 
 from __future__ import annotations
@@ -79,7 +80,6 @@ class Page:
                     "turn": h["turn"],
                     "script": parse_response(h["reply"]).script or "",
                     "verdict": h["verdict"],
-                    "feedback_html": render(h.get("feedback")),
                     "feedback": h.get("feedback"),
                 }
                 for h in desk.history

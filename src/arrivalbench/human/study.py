@@ -14,6 +14,7 @@ would leave.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import json
 import re
@@ -75,13 +76,14 @@ class Study:
         self.out, self.settings = Path(out), settings
         self.run = RunDir(self.out)
         self.path = self.run.inside(STUDY_FILE)
+        self.plan = settings.plan()  # the suite's hash is computed once
         self.data = self._open()
 
     def _open(self) -> dict[str, Any]:
         out = self.out
         if out.exists() and not out.is_dir():
             raise RunStoreError(f"{out}: exists and is not a folder; give --out a folder.")
-        plan = self.settings.plan()
+        plan = self.plan
         if not self.path.exists():
             if out.is_dir() and any(out.iterdir()):
                 kind = (
@@ -180,7 +182,7 @@ class Study:
         """cells.parquet and the manifest from every finished participant's transcripts."""
         samples = {p["sample"] for p in self.summary()["participants"]}
         results = [r for r in load_transcripts(self.out) if r.sample in samples]
-        config = {"human": {"plan": self.settings.plan(), **self.summary()}}
+        config = {"human": {"plan": self.plan, **self.summary()}}
         if not self.run.manifest_path.exists():
             return write_run(
                 self.out,
@@ -303,7 +305,8 @@ class Session:
         """End the sitting from another thread as Ctrl-C does: the current task is left unfinished
         with what was submitted saved, and `run` returns None."""
         if self._loop is not None and self._main is not None:
-            self._loop.call_soon_threadsafe(self._main.cancel)
+            with contextlib.suppress(RuntimeError):  # the sitting had ended: its loop is closed
+                self._loop.call_soon_threadsafe(self._main.cancel)
 
     def run(self) -> RunDir | None:
         """Serve the page and run the tasks until the participant is done (or an interrupt).

@@ -81,10 +81,11 @@
       title.textContent = "Test run " + h.turn + " ";
       title.appendChild(verdictBadge(h.verdict));
       turn.appendChild(title);
-      if (h.feedback_html) {
-        const body = document.createElement("div");
-        body.className = "md feedback";
-        body.innerHTML = h.feedback_html;
+      if (h.feedback) {
+        // the loop's message verbatim, as the model reads it (line by line, not as Markdown)
+        const body = document.createElement("pre");
+        body.className = "feedback";
+        body.textContent = h.feedback;
         turn.appendChild(body);
       } else if (h.verdict === "PASS") {
         const body = document.createElement("p");
