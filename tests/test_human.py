@@ -345,3 +345,38 @@ def test_a_study_with_other_settings_is_refused(
         ["human", "--out", str(tmp_path / "study"), "--tasks", "daily_revenue", "--port", "0"],
     )
     assert "other tasks" in message
+
+
+@pytest.mark.slow
+def test_the_command_warns_off_loopback_and_saves_on_sigterm(tmp_path: Path) -> None:
+    """The real command: --host prints a warning and a tokened URL; SIGTERM (as Ctrl-C) saves the
+    study file and says how to resume, exit code 130."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    out = tmp_path / "study"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
+    command = [sys.executable, "-m", "arrivalbench", "human", "--out", str(out)]
+    command += ["--tasks", "daily_revenue", "--port", "0", "--host", "127.0.0.1"]
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        url = process.stdout.readline().strip()  # type: ignore[union-attr]
+        assert url.startswith("http://127.0.0.1:") and "?token=" in url
+        client = Client(url)
+        assert client.state()["task"] == "daily_revenue"
+        assert client.request("/api/state", token="")[0] == 403
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130
+    assert "warning: --host 127.0.0.1: the page listens there, not on loopback only" in stderr
+    assert "the same command resumes it" in stderr and "Traceback" not in stderr
+    study = json.loads((out / "human.json").read_text())
+    assert [p["name"] for p in study["participants"]] == ["p0"]
+    assert study["participants"][0]["tasks"]["daily_revenue"]["seconds"] > 0

@@ -117,9 +117,9 @@ def human(
     if host is not None:
         err.print(
             text(
-                f"warning: serving on {host}, not loopback: anyone who can reach this machine "
-                "and has the URL below (its token) can use the page; share it only with the "
-                "participant."
+                f"warning: --host {host}: the page listens there, not on loopback only; anyone "
+                "who can reach that address and has the URL below (its token) can use it: share "
+                "it only with the participant."
             ),
             soft_wrap=True,
         )
