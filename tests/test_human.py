@@ -26,6 +26,7 @@ from arrivalbench.agent.loop import repair_loop
 from arrivalbench.agent.models import ReplayModel
 from arrivalbench.agent.prompts import build_prompt
 from arrivalbench.cli import run as cli_run
+from arrivalbench.errors import UsageError
 from arrivalbench.human.desk import fence
 from arrivalbench.human.server import MAX_BODY, render
 from arrivalbench.human.study import Session
@@ -227,6 +228,8 @@ def test_participants_are_samples_in_the_order_they_start(tmp_path: Path) -> Non
     )
     people = run.manifest["config"]["human"]["participants"]
     assert [(p["name"], p["sample"]) for p in people] == [("ana", 0), ("ben", 1)]
+    with pytest.raises(UsageError, match="ben: has finished every task"):
+        session(out, participant="ben")
 
 
 def test_the_api_wants_the_token_and_bounds_the_body(tmp_path: Path) -> None:

@@ -280,6 +280,11 @@ class Session:
         self.out, self.limits, self.log = Path(out), limits or Limits(), log
         self.study = Study(self.out, self.settings)
         self.sample, self.participant, progress = self.study.participant(participant)
+        if all(p.done for p in progress.values()):
+            raise UsageError(
+                f"--participant {self.participant}: has finished every task of {self.out}; "
+                "name a new participant (or leave --participant out)."
+            )
         self.desk = Desk(
             list(self.settings.tasks),
             turns,
