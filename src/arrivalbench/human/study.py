@@ -38,7 +38,7 @@ from arrivalbench.errors import UsageError
 from arrivalbench.human.desk import Desk, HumanModel, Progress
 from arrivalbench.human.server import Page, Server, new_token
 from arrivalbench.seeds import DEFAULT_SEED
-from arrivalbench.spec import Task, get_task, suite_hash
+from arrivalbench.spec import Task, get_task, load_suite, suite_hash
 from arrivalbench.store import RunDir, RunStoreError
 
 STUDY_FILE = "human.json"
@@ -208,13 +208,14 @@ def _finished(person: dict[str, Any], tasks: tuple[str, ...]) -> bool:
 
 
 def check_settings(task_ids: list[str], arm: str, turns: int, engine: str) -> list[Task]:
-    """The tasks, refused before a server starts: unknown names, a bad arm, engine or turns."""
+    """The tasks (all without --tasks), refused before a server starts: unknown names, a bad
+    arm, engine or turns."""
     check_arm(arm)
     check_engine(engine)
     if turns < 1:
         raise UsageError(f"--turns {turns}: must be at least 1.")
-    if not task_ids:
-        raise UsageError("--tasks: name the tasks of the study (arrivalbench tasks lists them).")
+    if not task_ids:  # as for generate: every task of the suite, in the suite's order
+        return list(load_suite().values())
     return [get_task(t) for t in dict.fromkeys(task_ids)]
 
 
