@@ -35,7 +35,12 @@ def chromium() -> str:
 @pytest.mark.slow
 def test_a_person_fixes_a_script_in_the_browser_and_grade_run_grades_it(tmp_path: Path) -> None:
     browser_path = chromium()
-    sync_api = pytest.importorskip("playwright.sync_api")
+    try:
+        from playwright import sync_api
+    except ImportError:
+        if os.environ.get("ARRIVALBENCH_REQUIRE_CHROMIUM"):
+            pytest.fail("playwright is required here: pip install -e '.[dev]' installs it")
+        pytest.skip("playwright is not installed (the dev extra installs it)")
     shots = tmp_path / "screenshots"
     shots.mkdir()
     instructions = "Work alone. **Thank you** for taking part."
