@@ -19,6 +19,7 @@ from arrivalbench.cli import (
     generate,
     generators,
     grade,
+    human,
     imports,
     report,
     runs,
@@ -51,6 +52,7 @@ app.command("make-corpus")(imports.make_corpus_command)
 app.command()(generate.generate)
 app.command("import-scripts")(imports.import_scripts_command)
 app.command("import-inspect")(imports.import_inspect_command)
+app.command()(human.human)
 app.command("grade-run")(runs.grade_run)
 app.command()(runs.regrade)
 app.command()(runs.summary)

@@ -20,6 +20,7 @@ from arrivalbench.report.analysis import Analysis, Source, labelled, load_source
 from arrivalbench.report.engines import engine_figure, engine_table, engine_verdict_table
 from arrivalbench.report.figures import Figure, guard_figure, hazard_figure, snapshot_gap_figure
 from arrivalbench.report.format import Num, Table
+from arrivalbench.report.human import human_tables
 from arrivalbench.report.page import render_html
 from arrivalbench.report.replication import replication_hazard_table, replication_table
 from arrivalbench.report.scripts import guard_table, idioms_table
@@ -117,6 +118,7 @@ def build_report(
         guard,
         guard_figure(a),
         crash_table(a),
+        *human_tables(a),
         idioms_table(a),
         *diagnosis_tables(a),
     ]

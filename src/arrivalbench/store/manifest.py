@@ -50,6 +50,7 @@ class Config(BaseModel):
     generation: dict[str, Any] | None = None
     imported_from: str | dict[str, Any] | None = None
     reruns: list[dict[str, Any]] | None = None
+    human: dict[str, Any] | None = None  # `arrivalbench human`: the study's plan, seconds per task
 
     @field_validator("memory_limit")
     @classmethod
