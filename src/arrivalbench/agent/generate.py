@@ -286,7 +286,9 @@ def generate(
                 f"here; resume it with --engine {previous.get('engine', DEFAULT_ENGINE)} or choose a "
                 "new --out."
             )
-        if previous.get("scaffold", DEFAULT_SCAFFOLD) != scaffold:  # a loop plan has no scaffold key
+        if (
+            previous.get("scaffold", DEFAULT_SCAFFOLD) != scaffold
+        ):  # a loop plan has no scaffold key
             raise UsageError(
                 f"{out}: an interrupted generation with --scaffold "
                 f"{previous.get('scaffold', DEFAULT_SCAFFOLD)} is here; resume it with that "

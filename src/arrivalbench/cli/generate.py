@@ -144,9 +144,8 @@ def generate(
     from arrivalbench.agent.generate import generate as run_generate
     from arrivalbench.agent.generate import rerun_no_artifact
     from arrivalbench.agent.models import get_model
-    from arrivalbench.store.provenance import run_kind
-
     from arrivalbench.agent.tool_agent import Budgets, check_scaffold
+    from arrivalbench.store.provenance import run_kind
 
     check_scaffold(scaffold)
     budgets = Budgets(max_tool_calls, max_tests, token_budget, cell_timeout)
