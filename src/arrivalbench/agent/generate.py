@@ -42,7 +42,7 @@ from arrivalbench.agent.tool_agent import (
     cell_from_transcript,
     check_scaffold,
 )
-from arrivalbench.agent.tools import ToolPool
+from arrivalbench.agent.tools import ToolPool as GraderPool  # the loop's pool, plus the query tool
 from arrivalbench.engines import DEFAULT_ENGINE, Limits, get_engine
 from arrivalbench.errors import UnknownNameError, UsageError
 from arrivalbench.seeds import DEFAULT_SEED
@@ -315,7 +315,7 @@ def generate(
     if done:
         log(f"resuming: {done} cells already generated, {len(todo)} to go")
     get_engine(engine)  # a server engine starts (or fails to) before any model call
-    graders = ToolPool(seed, limits, engine, cache_dir)
+    graders = GraderPool(seed, limits, engine, cache_dir)
     cell = cell_runner(graders, model, scaffold, budgets, turns, max_tokens)
 
     async def one(arm: str, task: Task, sample: int, gate: asyncio.Semaphore) -> None:
@@ -367,7 +367,7 @@ def outcome_line(result: CellResult) -> str:
 
 
 def cell_runner(
-    graders: ToolPool,
+    graders: GraderPool,
     model: Model,
     scaffold: str,
     budgets: Budgets,
@@ -566,7 +566,7 @@ def rerun_no_artifact(
     get_engine(engine)
 
     # the model's snapshot checks under the limits the run was generated (and is graded) with
-    graders = ToolPool(seed, run.limits(), engine, cache_dir)
+    graders = GraderPool(seed, run.limits(), engine, cache_dir)
     results: dict[tuple[str, str, int], CellResult] = {}
     runner = cell_runner(graders, model, scaffold, budgets, turns, max_tokens)
 
