@@ -44,6 +44,9 @@ from arrivalbench.schedules import build_schedule
 from arrivalbench.spec import get_task
 from arrivalbench.store import sha256_text
 
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:The 'initial' parameter is deprecated:DeprecationWarning"
+)
 TASK = get_task("daily_revenue")
 GOLD = (TASK.folder / "gold.sql").read_text(encoding="utf-8")
 ERROR = {"verdict": "ERROR", "error_class": "sql_error", "statement": 1, "message": "boom"}
@@ -308,3 +311,50 @@ def test_the_replay_format_keeps_its_old_form_and_refuses_a_bad_tool_call(tmp_pa
     bad.write_text(json.dumps({"daily_revenue": [{"tool_calls": [{"name": "query"}]}]}))
     with pytest.raises(UsageError, match="tool_calls is a list of"):
         ReplayModel(bad)
+
+
+class ScriptedAgent:
+    """A mockllm script for an eval: daily_revenue queries, tests and submits the gold; any other
+    task answers in prose and never submits."""
+
+    def __call__(self, input: Any, tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
+        step = sum(m.role == "assistant" for m in input)
+        if "Daily revenue per store" not in input[1].text:
+            return prose()
+        assert [t.name for t in tools] == ["query", "test", "submit"]
+        return [
+            call("query", sql="SELECT count(*) AS n FROM sales_batch"),
+            call("test", script=GOLD),
+            call("submit", script=GOLD),
+        ][step]
+
+
+@pytest.mark.slow
+def test_inspect_eval_runs_the_agent_scaffold_and_imports(tmp_path: Path) -> None:
+    from inspect_ai import eval as inspect_eval
+
+    from arrivalbench.agent.inspect_import import import_inspect
+    from arrivalbench.agent.inspect_task import SCRIPT, TRANSCRIPT
+
+    model = get_model("mockllm/model", custom_outputs=ScriptedAgent(), memoize=False)
+    [log] = inspect_eval(
+        "arrivalbench/arrivalbench",
+        model=model,
+        task_args={"k": 1, "tasks": "daily_revenue,customer_state", "scaffold": "agent"},
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+        limit=2,
+    )
+    assert log.status == "success", log.error
+    assert log.samples is not None
+    by_task = {s.metadata["task"]: s for s in log.samples}
+    assert by_task["daily_revenue"].store[SCRIPT] == GOLD
+    assert by_task["daily_revenue"].store[TRANSCRIPT]["end_reason"] == "submit"
+    assert by_task["customer_state"].store["arrivalbench:no_artifact_reason"] == "no_submit"
+    roles = [m.role for m in by_task["daily_revenue"].messages]
+    assert roles.count("tool") == 3  # the viewer shows each tool call's result
+    run = import_inspect(tmp_path / "logs", tmp_path / "run")
+    assert run.manifest["arm_info"]["unhinted"]["scaffold"] == "agent"
+    cells = {c.task: c for c in run.cells()}
+    assert cells["daily_revenue"].snapshot_by_turn == ("PASS",)
+    assert cells["customer_state"].no_artifact_reason == "no_submit"
