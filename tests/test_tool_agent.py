@@ -358,3 +358,17 @@ def test_inspect_eval_runs_the_agent_scaffold_and_imports(tmp_path: Path) -> Non
     cells = {c.task: c for c in run.cells()}
     assert cells["daily_revenue"].snapshot_by_turn == ("PASS",)
     assert cells["customer_state"].no_artifact_reason == "no_submit"
+
+
+def test_wall_time_ends_the_cell() -> None:
+    result = run([call("submit", script=GOLD)], wall_seconds=1e-9)
+    assert (result.end_reason, result.no_artifact_reason, result.turns) == (
+        "wall_time",
+        "no_submit",
+        [],
+    )
+
+
+def test_budgets_refuse_impossible_values() -> None:
+    with pytest.raises(UsageError, match="--max-tool-calls 0"):
+        Budgets(max_tool_calls=0)
