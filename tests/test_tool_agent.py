@@ -372,3 +372,17 @@ def test_wall_time_ends_the_cell() -> None:
 def test_budgets_refuse_impossible_values() -> None:
     with pytest.raises(UsageError, match="--max-tool-calls 0"):
         Budgets(max_tool_calls=0)
+
+
+def test_the_tool_texts_name_no_hazard_and_every_agent_prompt_builds() -> None:
+    from arrivalbench.agent.prompts import ARMS, WARNED, text
+    from arrivalbench.leak import scan
+    from arrivalbench.spec import load_suite
+
+    assert scan(text("tools.md")) == [] and scan(text("tools_continue.md")) == []
+    for task in load_suite().values():
+        for arm in ARMS:
+            prompt = agent_prompt(task, arm, "duckdb", Budgets())
+            assert prompt.user.endswith("You have 20 tool calls in all.\n")
+            if arm not in WARNED:
+                assert scan(prompt.user) == []
