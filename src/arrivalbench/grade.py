@@ -26,7 +26,7 @@ from arrivalbench.engines import DEFAULT_ENGINE, Limits, get_engine, oracle_engi
 from arrivalbench.errors import PipelineInputError
 from arrivalbench.logs import Log
 from arrivalbench.oracle import compute_oracle, oracle_over
-from arrivalbench.replay import ResultCap
+from arrivalbench.replay import ReplayResult, ResultCap
 from arrivalbench.sandbox import ReplayJob, Sandbox
 from arrivalbench.schedules import Schedule, build_schedule, schedule_to_json
 from arrivalbench.seeds import DEFAULT_SEED, PrivateSeed
@@ -119,6 +119,11 @@ class Grader:
 
     def close(self) -> None:
         self._sandbox.close()
+
+    def run_job(self, job: Any) -> ReplayResult:
+        """Run one sandbox job (a ReplayJob or another kind, e.g. the agent's query) on this
+        grader's worker."""
+        return self._sandbox.run(job)
 
     def schedule(self, task: Task, name: str) -> tuple[Schedule, Log]:
         key = (task.identity, name, self.seed, self.private and self.private.commitment)

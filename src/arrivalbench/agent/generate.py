@@ -18,11 +18,11 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from arrivalbench.agent.loop import TURNS, CellResult, GraderPool, repair_loop
+from arrivalbench.agent.loop import TURNS, CellResult, repair_loop
 from arrivalbench.agent.models import MAX_TOKENS, Model
 from arrivalbench.agent.prompts import (
     ARMS,
@@ -32,6 +32,17 @@ from arrivalbench.agent.prompts import (
     check_arm,
     check_engine,
 )
+from arrivalbench.agent.tool_agent import (
+    DEFAULT_SCAFFOLD,
+    AgentCellResult,
+    Budgets,
+    agent_arm_sha256,
+    agent_loop,
+    agent_prompt,
+    cell_from_transcript,
+    check_scaffold,
+)
+from arrivalbench.agent.tools import ToolPool as GraderPool  # the loop's pool, plus the query tool
 from arrivalbench.engines import DEFAULT_ENGINE, Limits, get_engine
 from arrivalbench.errors import UnknownNameError, UsageError
 from arrivalbench.seeds import DEFAULT_SEED
@@ -71,7 +82,7 @@ def load_transcripts(out: Path) -> list[CellResult]:
         if len(path.relative_to(run.inside(TRANSCRIPTS)).parts) != 3 or path.suffix != ".json":
             continue
         try:
-            results.append(CellResult.from_transcript(json.loads(run.read_bytes(path))))
+            results.append(cell_from_transcript(json.loads(run.read_bytes(path))))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise RunStoreError(
                 f"{path}: unreadable transcript ({exc}); delete it to generate that cell again."
@@ -108,6 +119,8 @@ def write_run(
     role: str | None = None,
     runs: dict[str, int] | None = None,
     engine: str = DEFAULT_ENGINE,
+    scaffold: str = DEFAULT_SCAFFOLD,
+    budgets: Budgets | None = None,
 ) -> RunDir:
     """Finish a generated run: cells.parquet and the manifest, from finished cells.
 
@@ -116,17 +129,25 @@ def write_run(
     choose the arms of its tests. The manifest records `engine`, the engine the scripts were
     written for: grade-run grades every cell on it.
     """
-    arm_info = {
+    agent = scaffold != DEFAULT_SCAFFOLD
+    arm_info: dict[str, dict[str, Any]] = {
         r.arm: {
             "model": model,
             "prompt_arm": r.arm if r.arm in ARMS else None,
-            "prompt_sha256": arm_sha256(r.arm, engine) if r.arm in ARMS else None,
+            "prompt_sha256": (
+                (agent_arm_sha256 if agent else arm_sha256)(r.arm, engine)
+                if r.arm in ARMS
+                else None
+            ),
             "turns": turns,
             "role": role or (arm_role(r.arm) if r.arm in ARMS else "model"),
             "run": (runs or {}).get(r.arm, run),
         }
         for r in results
     }
+    if agent:  # a loop arm's entry is the one older versions wrote: no scaffold key means loop
+        for info in arm_info.values():
+            info.update(scaffold=scaffold, budgets=(budgets or Budgets()).config())
     return create_suite_run(
         Path(out),
         cells=[cell_of(r) for r in results],
@@ -151,7 +172,10 @@ def _plan(
     seed_commitment: str | None,
     run: int = 1,
     engine: str = DEFAULT_ENGINE,
+    scaffold: str = DEFAULT_SCAFFOLD,
+    budgets: Budgets | None = None,
 ) -> dict[str, Any]:
+    sha = agent_arm_sha256 if scaffold != DEFAULT_SCAFFOLD else arm_sha256
     plan = {
         "model": model.name,
         "arms": arms,
@@ -161,8 +185,11 @@ def _plan(
         "seed": seed,
         "max_tokens": max_tokens,
         "suite_hash": suite_hash(),
-        "prompt_sha256": {arm: arm_sha256(arm, engine) for arm in arms},
+        "prompt_sha256": {arm: sha(arm, engine) for arm in arms},
     }
+    if scaffold != DEFAULT_SCAFFOLD:  # absent for the loop: older plans still match
+        plan["scaffold"] = scaffold
+        plan["budgets"] = (budgets or Budgets()).config()
     if engine != DEFAULT_ENGINE:  # absent on DuckDB: older plans still match
         plan["engine"] = engine
     if seed_commitment is not None:  # absent, not null, for a public run: older plans still match
@@ -189,6 +216,8 @@ def generate(
     run: int = 1,
     engine: str = DEFAULT_ENGINE,
     cache_dir: Path | None = None,
+    scaffold: str = DEFAULT_SCAFFOLD,
+    budgets: Budgets | None = None,
 ) -> RunDir:
     """Generate every missing cell, then write the run. Resumes a generation interrupted in `out`.
 
@@ -197,12 +226,15 @@ def generate(
     replicate index recorded in arm_info (2 for an independent re-run of the same arms).
     `engine` is the SQL dialect the prompts name, the engine the snapshot checks run on, and the
     run's engine in its manifest. `cache_dir`: the verdict cache the snapshot checks read and
-    fill (None: every check runs).
+    fill (None: every check runs). `scaffold` is `loop` (the repair loop) or `agent` (tools
+    query, test and submit under `budgets`; tool_agent.py).
     """
     out = Path(out)
     check_run_path(out)
     arms = [check_arm(a) for a in dict.fromkeys(arms)]
     check_engine(engine)
+    check_scaffold(scaffold)
+    budgets = budgets or Budgets()
     if k < 1 or turns < 1 or concurrency < 1 or run < 1 or max_tokens < 1:
         raise UsageError(
             f"-k {k}, --turns {turns}, --concurrency {concurrency}, --run {run}, "
@@ -218,7 +250,13 @@ def generate(
     for task in tasks:  # before any model call
         task.check_seed(seed, private=seed_commitment is not None)
     prompts = {
-        (arm, t.id): build_prompt(t, arm, engine) for arm in arms for t in tasks
+        (arm, t.id): (
+            agent_prompt(t, arm, engine, budgets)
+            if scaffold != DEFAULT_SCAFFOLD
+            else build_prompt(t, arm, engine)
+        )
+        for arm in arms
+        for t in tasks
     }  # a leak stops us here
     limits = limits or Limits()
     plan = _plan(
@@ -232,6 +270,8 @@ def generate(
         seed_commitment,
         run,
         engine,
+        scaffold,
+        budgets,
     )
     if (out / "manifest.json").exists():
         raise RunStoreError(
@@ -245,6 +285,14 @@ def generate(
                 f"{out}: an interrupted generation on {previous.get('engine', DEFAULT_ENGINE)} is "
                 f"here; resume it with --engine {previous.get('engine', DEFAULT_ENGINE)} or choose a "
                 "new --out."
+            )
+        if (
+            previous.get("scaffold", DEFAULT_SCAFFOLD) != scaffold
+        ):  # a loop plan has no scaffold key
+            raise UsageError(
+                f"{out}: an interrupted generation with --scaffold "
+                f"{previous.get('scaffold', DEFAULT_SCAFFOLD)} is here; resume it with that "
+                "scaffold or choose a new --out."
             )
         changed = sorted(key for key in plan if previous.get(key) != plan[key])
         if changed:
@@ -268,28 +316,15 @@ def generate(
         log(f"resuming: {done} cells already generated, {len(todo)} to go")
     get_engine(engine)  # a server engine starts (or fails to) before any model call
     graders = GraderPool(seed, limits, engine, cache_dir)
+    cell = cell_runner(graders, model, scaffold, budgets, turns, max_tokens)
 
     async def one(arm: str, task: Task, sample: int, gate: asyncio.Semaphore) -> None:
         async with gate:
-
-            async def check(task: Task, script: str) -> dict[str, Any]:
-                return await asyncio.to_thread(graders.snapshot, task, script)
-
-            result = await repair_loop(
-                task,
-                prompts[(arm, task.id)],
-                sample,
-                model,
-                check,
-                turns=turns,
-                max_tokens=max_tokens,
-            )
+            result = await cell(task, prompts[(arm, task.id)], sample)
             save_transcript(out, result)
             if result.leak:
                 log(f"LEAK, cell aborted: {result.leak}")
-            outcome = result.turns[-1].snapshot if result.turns else "no reply"
-            why = f" ({result.no_artifact_reason})" if result.no_artifact_reason else ""
-            log(f"{arm} {task.id} #{sample}: {outcome} after {len(result.turns)} turn(s){why}")
+            log(f"{arm} {task.id} #{sample}: {outcome_line(result)}")
 
     async def main() -> None:
         gate = asyncio.Semaphore(concurrency)
@@ -313,7 +348,50 @@ def generate(
         seed_commitment=seed_commitment,
         run=run,
         engine=engine,
+        scaffold=scaffold,
+        budgets=budgets,
     )
+
+
+def outcome_line(result: CellResult) -> str:
+    """How a cell ended, for the progress log."""
+    why = f" ({result.no_artifact_reason})" if result.no_artifact_reason else ""
+    if isinstance(result, AgentCellResult):
+        usage = result.usage()
+        return (
+            f"{result.end_reason} after {len(result.turns)} model call(s), "
+            f"{usage['tool_calls']} tool call(s), {usage['tests']} test(s){why}"
+        )
+    outcome = result.turns[-1].snapshot if result.turns else "no reply"
+    return f"{outcome} after {len(result.turns)} turn(s){why}"
+
+
+def cell_runner(
+    graders: GraderPool,
+    model: Model,
+    scaffold: str,
+    budgets: Budgets,
+    turns: int,
+    max_tokens: int,
+) -> Callable[[Task, Any, int], Awaitable[CellResult]]:
+    """One cell of `scaffold` with its checks (and queries) in threads on `graders`."""
+
+    async def check(task: Task, script: str) -> dict[str, Any]:
+        return await asyncio.to_thread(graders.snapshot, task, script)
+
+    async def query(task: Task, sql: str) -> tuple[str, str, str]:
+        return await asyncio.to_thread(graders.query, task, sql)
+
+    async def cell(task: Task, prompt: Any, sample: int) -> CellResult:
+        if scaffold != DEFAULT_SCAFFOLD:
+            return await agent_loop(
+                task, prompt, sample, model, check, query, budgets, max_tokens=max_tokens
+            )
+        return await repair_loop(
+            task, prompt, sample, model, check, turns=turns, max_tokens=max_tokens
+        )
+
+    return cell
 
 
 def import_scripts(
@@ -474,8 +552,11 @@ def rerun_no_artifact(
             f"--rerun-no-artifact {reason}: no cell of {out} lacks a script for that reason; "
             f"reasons present: {shown}."
         )
+    scaffold = str(plan.get("scaffold", DEFAULT_SCAFFOLD))
+    budgets = Budgets(**plan["budgets"]) if "budgets" in plan else Budgets()
+    sha = agent_arm_sha256 if scaffold != DEFAULT_SCAFFOLD else arm_sha256
     for arm in sorted({c.arm for c in chosen}):
-        if arm not in ARMS or plan.get("prompt_sha256", {}).get(arm) != arm_sha256(arm, engine):
+        if arm not in ARMS or plan.get("prompt_sha256", {}).get(arm) != sha(arm, engine):
             raise UsageError(
                 f"{out}: arm {arm!r} was generated with other prompt texts than the installed "
                 "ones; re-run it with the ArrivalBench version that generated it."
@@ -487,23 +568,17 @@ def rerun_no_artifact(
     # the model's snapshot checks under the limits the run was generated (and is graded) with
     graders = GraderPool(seed, run.limits(), engine, cache_dir)
     results: dict[tuple[str, str, int], CellResult] = {}
+    runner = cell_runner(graders, model, scaffold, budgets, turns, max_tokens)
 
     async def one(cell: Cell, gate: asyncio.Semaphore) -> None:
         async with gate:
             task = tasks[cell.task]
-
-            async def check(task: Task, script: str) -> dict[str, Any]:
-                return await asyncio.to_thread(graders.snapshot, task, script)
-
-            result = await repair_loop(
-                task,
-                build_prompt(task, cell.arm, engine),
-                cell.sample,
-                model,
-                check,
-                turns=turns,
-                max_tokens=max_tokens,
+            prompt = (
+                agent_prompt(task, cell.arm, engine, budgets)
+                if scaffold != DEFAULT_SCAFFOLD
+                else build_prompt(task, cell.arm, engine)
             )
+            result = await runner(task, prompt, cell.sample)
             results[cell.key] = result
             why = result.no_artifact_reason or (result.turns[-1].snapshot if result.turns else "")
             log(f"{cell.arm} {cell.task} #{cell.sample}: {reason} -> {why}")

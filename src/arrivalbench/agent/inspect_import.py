@@ -35,6 +35,13 @@ from arrivalbench.agent.generate import cell_of, save_transcript, write_run
 from arrivalbench.agent.inspect_task import METADATA, RECORD_TAG, TRANSCRIPT
 from arrivalbench.agent.loop import CellResult
 from arrivalbench.agent.prompts import ARMS, arm_sha256
+from arrivalbench.agent.tool_agent import (
+    DEFAULT_SCAFFOLD,
+    SCAFFOLDS,
+    Budgets,
+    agent_arm_sha256,
+    cell_from_transcript,
+)
 from arrivalbench.engines import DEFAULT_ENGINE, ENGINES, Limits, get_engine
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.spec import suite_hash
@@ -103,7 +110,14 @@ def _settings(path: Path, log: EvalLog) -> dict[str, Any]:
             f"{path}: engine {engine!r} in its metadata; this ArrivalBench knows "
             f"{', '.join(ENGINES)}: import it with the version that wrote it."
         )
-    if arm in ARMS and info.get("prompt_sha256") != arm_sha256(arm, engine):
+    scaffold = info.get("scaffold", DEFAULT_SCAFFOLD)
+    sha = agent_arm_sha256 if scaffold == "agent" else arm_sha256
+    if scaffold not in SCAFFOLDS:
+        raise InspectLogError(
+            f"{path}: scaffold {scaffold!r} in its metadata; this ArrivalBench knows "
+            f"{', '.join(SCAFFOLDS)}: import it with the version that wrote it."
+        )
+    if arm in ARMS and info.get("prompt_sha256") != sha(arm, engine):
         raise InspectLogError(
             f"{path}: made with other prompt texts for arm '{arm}' than the installed ones; "
             "import it with the matching ArrivalBench version."
@@ -114,6 +128,11 @@ def _settings(path: Path, log: EvalLog) -> dict[str, Any]:
         "turns": info["turns"],
         "max_tokens": info.get("max_tokens"),
         "engine": engine,
+        **(
+            {"scaffold": scaffold, "budgets": info.get("budgets")}
+            if scaffold != DEFAULT_SCAFFOLD
+            else {}
+        ),
     }
 
 
@@ -164,7 +183,7 @@ def _cells(path: Path, log: EvalLog) -> list[tuple[CellResult, Claim | None]]:
                 "the finished log."
             )
         try:
-            result = CellResult.from_transcript(transcript)
+            result = cell_from_transcript(transcript)
             check_cell_names(result.arm, result.task, result.sample, where=where)
         except RunStoreError as exc:
             raise InspectLogError(str(exc)) from None
@@ -259,6 +278,8 @@ def import_logs(
         seed_commitment=seed_commitment,
         runs=runs,
         engine=settings["engine"],
+        scaffold=settings.get("scaffold", DEFAULT_SCAFFOLD),
+        budgets=Budgets(**settings["budgets"]) if settings.get("budgets") else None,
     )
     for result in results:
         save_transcript(out, result)

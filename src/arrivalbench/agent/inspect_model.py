@@ -20,6 +20,7 @@ from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
     ChatMessageSystem,
+    ChatMessageTool,
     ChatMessageUser,
     GenerateConfig,
     ModelOutput,
@@ -27,9 +28,11 @@ from inspect_ai.model import (
     get_model,
 )
 from inspect_ai.model import Model as InspectAIModel
+from inspect_ai.tool import ToolCall as InspectToolCall
+from inspect_ai.tool import ToolInfo, ToolParam, ToolParams
 from inspect_ai.util import LimitExceededError
 
-from arrivalbench.agent.models import Message, Reply, Request
+from arrivalbench.agent.models import Message, Reply, Request, ToolCall, ToolSpec
 from arrivalbench.errors import UsageError
 
 STOP = {"max_tokens": "length", "model_length": "length", "content_filter": "refusal"}
@@ -46,9 +49,34 @@ def _chat(message: Message) -> ChatMessage:
         return ChatMessageSystem(content=message.content)
     if message.role == "user":
         return ChatMessageUser(content=message.content)
+    if message.role == "assistant" and message.tool_calls:
+        calls = [
+            InspectToolCall(id=c.id, function=c.function, arguments=c.arguments)
+            for c in message.tool_calls
+        ]
+        return ChatMessageAssistant(content=message.content, tool_calls=calls)
     if message.role == "assistant":
         return ChatMessageAssistant(content=message.content)
-    raise ValueError(f"message role {message.role!r}: expected system, user or assistant")
+    if message.role == "tool":
+        return ChatMessageTool(
+            content=message.content, tool_call_id=message.tool_call_id, function=message.function
+        )
+    raise ValueError(f"message role {message.role!r}: expected system, user, assistant or tool")
+
+
+def tool_info(spec: ToolSpec) -> ToolInfo:
+    """An agent tool as Inspect's JSON-Schema tool description (every parameter a required string)."""
+    return ToolInfo(
+        name=spec.name,
+        description=spec.description,
+        parameters=ToolParams(
+            properties={
+                name: ToolParam(type="string", description=meaning)
+                for name, meaning in spec.parameters.items()
+            },
+            required=list(spec.parameters),
+        ),
+    )
 
 
 def _one_line(exc: Exception) -> str:
@@ -86,6 +114,12 @@ def reply_of(output: ModelOutput) -> Reply:
     error = output.error
     if error and stop != "refusal":
         stop = "error"
+    calls = tuple(
+        ToolCall(
+            id=c.id, function=c.function, arguments=dict(c.arguments), parse_error=c.parse_error
+        )
+        for c in (output.message.tool_calls or [] if output.choices else [])
+    )
     return Reply(
         text=text,
         stop=stop,
@@ -93,6 +127,7 @@ def reply_of(output: ModelOutput) -> Reply:
         output_tokens=output_tokens,
         error=error,
         served_model=output.model or None,
+        tool_calls=calls,
     )
 
 
@@ -138,7 +173,11 @@ class InspectModel:
 
     async def _generate(self, request: Request, temperature: float | None) -> ModelOutput:
         config = GenerateConfig(max_tokens=request.max_tokens, temperature=temperature)
-        return await self.model.generate([_chat(m) for m in request.messages], config=config)
+        messages = [_chat(m) for m in request.messages]
+        if request.tools:  # the agent scaffold; the loop's requests are sent exactly as before
+            tools = [tool_info(t) for t in request.tools]
+            return await self.model.generate(messages, tools=tools, config=config)
+        return await self.model.generate(messages, config=config)
 
     async def _send(self, request: Request) -> ModelOutput:
         if not self.omit_temperature:

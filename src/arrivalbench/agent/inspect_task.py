@@ -41,6 +41,7 @@ from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
     ChatMessageSystem,
+    ChatMessageTool,
     ChatMessageUser,
     ModelOutput,
     get_model,
@@ -48,9 +49,10 @@ from inspect_ai.model import (
 from inspect_ai.model import Model as InspectAIModel
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.tool import ToolCall
 
 from arrivalbench.agent.inspect_model import InspectModel
-from arrivalbench.agent.loop import TURNS, CellResult, GraderPool, repair_loop
+from arrivalbench.agent.loop import TURNS, CellResult, repair_loop
 from arrivalbench.agent.models import MAX_TOKENS, temperature
 from arrivalbench.agent.prompts import (
     arm_role,
@@ -59,6 +61,16 @@ from arrivalbench.agent.prompts import (
     check_arm,
     check_engine,
 )
+from arrivalbench.agent.tool_agent import (
+    DEFAULT_SCAFFOLD,
+    AgentCellResult,
+    Budgets,
+    agent_arm_sha256,
+    agent_loop,
+    agent_prompt,
+    check_scaffold,
+)
+from arrivalbench.agent.tools import ToolPool
 from arrivalbench.analysis.stats import outcomes, rate, task_rates
 from arrivalbench.engines import DEFAULT_ENGINE, Limits
 from arrivalbench.errors import UsageError
@@ -96,7 +108,7 @@ class EvalGraders:
     """
 
     def __init__(self, seed: int, limits: Limits, engine: str = DEFAULT_ENGINE) -> None:
-        self.pool = GraderPool(seed, limits, engine)
+        self.pool = ToolPool(seed, limits, engine)
         self.size = os.cpu_count() or 1
         self.leases = 0
         self.limiter: anyio.CapacityLimiter | None = None
@@ -123,6 +135,10 @@ class EvalGraders:
     async def snapshot(self, task: SuiteTask, script: str) -> dict[str, Any]:
         """The repair loop's check: the snapshot verdict entry of one script."""
         return await self.run(self.pool.snapshot, task, script)
+
+    async def query(self, task: SuiteTask, sql: str) -> tuple[str, str, str]:
+        """The agent scaffold's query tool over the snapshot's delivery."""
+        return await self.run(self.pool.query, task, sql)
 
     async def grade(self, task: SuiteTask, script: str, schedules: list[str]) -> dict[str, Any]:
         return await self.run(self.pool.grade, task, script, schedules)
@@ -152,11 +168,22 @@ def task_ids(tasks: str | list[str] | None) -> list[str]:
     return ids
 
 
-def samples(arm: str, k: int, ids: list[str], engine: str = DEFAULT_ENGINE) -> list[Sample]:
-    """One sample per (task, sample index); the index sets the temperature."""
+def samples(
+    arm: str,
+    k: int,
+    ids: list[str],
+    engine: str = DEFAULT_ENGINE,
+    budgets: Budgets | None = None,
+) -> list[Sample]:
+    """One sample per (task, sample index); the index sets the temperature. With `budgets`, the
+    agent scaffold's prompt."""
     out = []
     for task_id in ids:
-        prompt = build_prompt(get_task(task_id), arm, engine)
+        prompt = (
+            build_prompt(get_task(task_id), arm, engine)
+            if budgets is None
+            else agent_prompt(get_task(task_id), arm, engine, budgets)
+        )
         for index in range(k):
             out.append(
                 Sample(
@@ -183,6 +210,20 @@ def conversation(result: CellResult) -> list[ChatMessage]:
         ChatMessageSystem(content=result.system),
         ChatMessageUser(content=result.user),
     ]
+    if isinstance(result, AgentCellResult):
+        for step in result.turns:
+            calls = [
+                ToolCall(id=c.id, function=c.function, arguments=c.arguments)
+                for c in step.tool_calls  # type: ignore[attr-defined]
+            ]
+            messages.append(ChatMessageAssistant(content=step.response, tool_calls=calls or None))
+            for c in step.tool_calls:  # type: ignore[attr-defined]
+                messages.append(
+                    ChatMessageTool(content=c.result, tool_call_id=c.id, function=c.function)
+                )
+            if step.nudge is not None:  # type: ignore[attr-defined]
+                messages.append(ChatMessageUser(content=step.nudge))  # type: ignore[attr-defined]
+        return messages
     for turn in result.turns:
         messages.append(ChatMessageAssistant(content=turn.response))
         if turn.feedback is not None:
@@ -209,26 +250,39 @@ def repair(
     seed: int = DEFAULT_SEED,
     max_tokens: int = MAX_TOKENS,
     engine: str = DEFAULT_ENGINE,
+    budgets: dict[str, Any] | None = None,
 ) -> Solver:
     """The repair loop with the eval's model: at most `turns` replies, each script checked on the
-    snapshot on `engine`."""
+    snapshot on `engine`; with `budgets`, the agent scaffold (tools query, test, submit)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         cell = state.metadata
         suite_task = get_task(cell["task"])
-        prompt = build_prompt(suite_task, cell["arm"], engine)
         model = loop_model(get_model())
         pool = grader_pool(seed, engine=engine)
+        result: CellResult
         async with pool.lease():
-            result = await repair_loop(
-                suite_task,
-                prompt,
-                cell["sample"],
-                model,
-                pool.snapshot,
-                turns=turns,
-                max_tokens=max_tokens,
-            )
+            if budgets is not None:
+                result = await agent_loop(
+                    suite_task,
+                    agent_prompt(suite_task, cell["arm"], engine, Budgets(**budgets)),
+                    cell["sample"],
+                    model,
+                    pool.snapshot,
+                    pool.query,
+                    Budgets(**budgets),
+                    max_tokens=max_tokens,
+                )
+            else:
+                result = await repair_loop(
+                    suite_task,
+                    build_prompt(suite_task, cell["arm"], engine),
+                    cell["sample"],
+                    model,
+                    pool.snapshot,
+                    turns=turns,
+                    max_tokens=max_tokens,
+                )
         state.store.set(SCRIPT, result.script)
         state.store.set(TRANSCRIPT, result.transcript())
         state.store.set(NO_ARTIFACT_REASON, result.no_artifact_reason)
@@ -411,15 +465,33 @@ def arrivalbench(
     max_tokens: int = MAX_TOKENS,
     run: int = 1,
     engine: str = DEFAULT_ENGINE,
+    scaffold: str = DEFAULT_SCAFFOLD,
+    max_tool_calls: int = 20,
+    max_tests: int = 3,
+    token_budget: int | None = None,
+    cell_timeout: float = 1800.0,
 ) -> Task:
     """ArrivalBench cells of one arm: every task (or `tasks`, a comma list) with samples 0..k-1.
 
     `run` is the replicate index the import records for the arm (2 for an independent re-run);
     `engine` (duckdb, sqlite or postgres) is the SQL dialect the prompts name and the engine the
-    scripts are checked and scored on.
+    scripts are checked and scored on. `scaffold=agent` runs the tool-using agent under the
+    budgets `max_tool_calls`, `max_tests`, `token_budget` and `cell_timeout` (seconds).
     """
     check_arm(arm)
     check_engine(engine)
+    check_scaffold(scaffold)
+    agent = scaffold != DEFAULT_SCAFFOLD
+    budgets = (
+        Budgets(
+            int(max_tool_calls),
+            int(max_tests),
+            None if token_budget in (None, "") else int(token_budget),
+            float(cell_timeout),
+        )
+        if agent
+        else None
+    )
     k, turns, seed = int(k), int(turns), int(seed)
     max_tokens, run = int(max_tokens), int(run)
     if k < 1 or turns < 1 or max_tokens < 1 or run < 1:
@@ -436,15 +508,25 @@ def arrivalbench(
         "seed": seed,
         "max_tokens": max_tokens,
         "suite_hash": suite_hash(),
-        "prompt_sha256": arm_sha256(arm, engine),
+        "prompt_sha256": (agent_arm_sha256 if agent else arm_sha256)(arm, engine),
         "role": arm_role(arm),
         "run": run,
         "engine": engine,
     }
+    if budgets is not None:  # absent for the loop: its metadata is what earlier versions wrote
+        info.update(scaffold=scaffold, budgets=budgets.config())
     name = f"arrivalbench-{arm}" if engine == DEFAULT_ENGINE else f"arrivalbench-{arm}-{engine}"
+    if agent:
+        name += "-agent"
     return Task(
-        dataset=MemoryDataset(samples(arm, k, ids, engine), name=name),
-        solver=repair(turns=turns, seed=seed, max_tokens=max_tokens, engine=engine),
+        dataset=MemoryDataset(samples(arm, k, ids, engine, budgets), name=name),
+        solver=repair(
+            turns=turns,
+            seed=seed,
+            max_tokens=max_tokens,
+            engine=engine,
+            budgets=None if budgets is None else budgets.config(),
+        ),
         scorer=replay(seed=seed, engine=engine),
         metadata={METADATA: info},
         version=TASK_VERSION,

@@ -22,9 +22,36 @@ MAX_TOKENS = 8_000  # output cap per turn, as in the paper
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """A tool call a model asked for: its id, the tool's name and the arguments as sent.
+
+    `parse_error` holds why the provider's arguments could not be read (the call then fails as
+    a tool result the model sees)."""
+
+    id: str
+    function: str
+    arguments: dict[str, Any]
+    parse_error: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool offered to the model: name, description, and each (string) parameter's meaning."""
+
+    name: str
+    description: str
+    parameters: dict[str, str]
+
+
+@dataclass(frozen=True)
 class Message:
-    role: str  # "system", "user" or "assistant"
+    role: str  # "system", "user", "assistant" or "tool"
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    """An assistant message's tool calls (the agent scaffold's; the loop sends none)."""
+    tool_call_id: str | None = None
+    """A tool message's call id, and its tool's name in `function`."""
+    function: str | None = None
 
 
 @dataclass(frozen=True)
@@ -36,6 +63,8 @@ class Request:
     messages: tuple[Message, ...]
     temperature: float
     max_tokens: int = MAX_TOKENS
+    tools: tuple[ToolSpec, ...] = ()
+    """Tools the model may call (the agent scaffold's); the loop offers none."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +76,7 @@ class Reply:
     error: str | None = None
     notes: tuple[str, ...] = field(default=())
     served_model: str | None = None  # the model id the provider says answered, when it says
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 class Model(Protocol):
@@ -69,7 +99,8 @@ class ReplayModel:
 
     Every sample of a task gets the same replies. A reply is a string (the raw response) or an
     object {"text": ..., "stop": "stop"|"length"|"refusal"|"error"} to replay a cut-off or refused
-    turn. A list shorter than the loop's turns ends the loop after its last reply. A path holding
+    turn; for the agent scaffold the object may carry "tool_calls", a list of {"function": NAME,
+    "arguments": {...}}, and one reply is one model call. A list shorter than the loop's turns ends the loop after its last reply. A path holding
     `{arm}` names one such file per prompt arm (each arm's replies were recorded under its own
     prompt), so several recorded arms are generated as one run.
     """
@@ -129,17 +160,44 @@ class ReplayModel:
             isinstance(raw, dict)
             and isinstance(raw.get("text", ""), str)
             and raw.get("stop", "stop") in ("stop", "length", "refusal", "error")
-            and set(raw) <= {"text", "stop"}
+            and set(raw) <= {"text", "stop", "tool_calls"}
         ):
+            calls = self._tool_calls(path, task, turn, raw.get("tool_calls", []))
             return Reply(
                 text=raw.get("text", ""),
                 stop=raw.get("stop", "stop"),
                 error="replayed error" if raw.get("stop") == "error" else None,
+                tool_calls=calls,
             )
         raise UsageError(
             f"{path}: task {task!r} turn {turn}: a reply is a string or "
-            f'{{"text": ..., "stop": "stop|length|refusal|error"}}; found {json.dumps(raw)[:80]}.'
+            f'{{"text": ..., "stop": "stop|length|refusal|error", "tool_calls": [...]}}; '
+            f"found {json.dumps(raw)[:80]}."
         )
+
+    def _tool_calls(self, path: Path, task: str, turn: int, raw: Any) -> tuple[ToolCall, ...]:
+        """The tool-call form of a recorded reply (the agent scaffold's): a list of
+        {"function": NAME, "arguments": {...}} with an optional "id"."""
+        calls = []
+        for i, call in enumerate(raw if isinstance(raw, list) else [None], start=1):
+            if not (
+                isinstance(call, dict)
+                and isinstance(call.get("function"), str)
+                and isinstance(call.get("arguments", {}), dict)
+                and set(call) <= {"id", "function", "arguments"}
+            ):
+                raise UsageError(
+                    f"{path}: task {task!r} turn {turn}: tool_calls is a list of "
+                    f'{{"function": NAME, "arguments": {{...}}}}; found {json.dumps(raw)[:80]}.'
+                )
+            calls.append(
+                ToolCall(
+                    id=str(call.get("id", f"call_{turn}_{i}")),
+                    function=call["function"],
+                    arguments=call.get("arguments", {}),
+                )
+            )
+        return tuple(calls)
 
     def default_tasks(self) -> list[str]:
         """Without --tasks, a replay runs the tasks it has replies for (in every arm's file)."""

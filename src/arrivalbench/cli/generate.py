@@ -103,6 +103,37 @@ def generate(
             "this reason (e.g. truncated, with a higher --max-tokens); grade-run grades them.",
         ),
     ] = None,
+    scaffold: Annotated[
+        str,
+        typer.Option(
+            "--scaffold",
+            help="loop: the paper's repair loop; agent: a tool-using agent (query, test, submit).",
+        ),
+    ] = "loop",
+    max_tool_calls: Annotated[
+        int,
+        typer.Option(
+            "--max-tool-calls", help="Agent scaffold: tool calls per cell.", callback=at_least(1)
+        ),
+    ] = 20,
+    max_tests: Annotated[
+        int,
+        typer.Option(
+            "--max-tests", help="Agent scaffold: test runs per cell.", callback=at_least(0)
+        ),
+    ] = 3,
+    token_budget: Annotated[
+        int | None,
+        typer.Option(
+            "--token-budget",
+            help="Agent scaffold: input plus output tokens per cell (default: no budget).",
+            callback=at_least(1),
+        ),
+    ] = None,
+    cell_timeout: Annotated[
+        float,
+        typer.Option("--cell-timeout", help="Agent scaffold: wall seconds per cell."),
+    ] = 1800.0,
     seed: SeedOpt = DEFAULT_SEED,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
@@ -113,8 +144,11 @@ def generate(
     from arrivalbench.agent.generate import generate as run_generate
     from arrivalbench.agent.generate import rerun_no_artifact
     from arrivalbench.agent.models import get_model
+    from arrivalbench.agent.tool_agent import Budgets, check_scaffold
     from arrivalbench.store.provenance import run_kind
 
+    check_scaffold(scaffold)
+    budgets = Budgets(max_tool_calls, max_tests, token_budget, cell_timeout)
     ids = list(task_ids) if task_ids else None
     the_model = get_model(model, max_retries=max_retries, timeout=timeout, arms=arm)
     if rerun_reason is not None:
@@ -155,6 +189,8 @@ def generate(
         run=run_index,
         engine=engine or DEFAULT_ENGINE,
         cache_dir=cache_dir(no_cache),
+        scaffold=scaffold,
+        budgets=budgets,
     )
     cells = run.cells()
     missing = sum(c.artifact_sha256 is None for c in cells)

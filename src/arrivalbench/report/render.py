@@ -23,6 +23,7 @@ from arrivalbench.report.format import Num, Table
 from arrivalbench.report.human import human_tables
 from arrivalbench.report.page import render_html
 from arrivalbench.report.replication import replication_hazard_table, replication_table
+from arrivalbench.report.scaffolds import scaffold_tables
 from arrivalbench.report.scripts import guard_table, idioms_table
 from arrivalbench.report.tables import (
     arms_table,
@@ -110,6 +111,7 @@ def build_report(
             else ()
         ),
         intervention_table(a),
+        *scaffold_tables(a),
         repair_table(a),
         repair_effect_table(a),
         replication_table(a),
