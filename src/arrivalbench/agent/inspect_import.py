@@ -40,6 +40,7 @@ from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.spec import suite_hash
 from arrivalbench.store import RunDir, RunStoreError, check_cell_names, verdict_row
 from arrivalbench.store.claims import grader_key, record_is_authentic
+from arrivalbench.verdict import RECORD_FORMAT
 
 LOG_SUFFIXES = (".eval", ".json")
 
@@ -303,6 +304,8 @@ def _distrust(
         return "a record of another script"
     if record.get("harness_version") != __version__:
         return "another harness version"
+    if record.get("format") != RECORD_FORMAT:
+        return "another record format"
     if (
         record.get("engine", DEFAULT_ENGINE) != engine
         or record.get("engine_version") != engine_version
