@@ -588,8 +588,10 @@ def _claimed_cell(tmp_path: Path, arm: str = "m") -> tuple[Any, dict[str, Any]]:
         task="daily_revenue", arm=arm, sample=0, model="x", temperature=0.0,
         prompt_sha256=None, system="", user="", script="SELECT 1;\n",
     )  # fmt: skip
+    from arrivalbench.verdict import RECORD_FORMAT
+
     record = {
-        "format": 1,
+        "format": RECORD_FORMAT,
         "task": "daily_revenue",
         "artifact_sha256": result.artifact_sha256,
         "engine": "duckdb",
@@ -637,6 +639,25 @@ def test_regression_a_forged_scorer_record_is_graded_again(
         assert (kept.cells, kept.rows, run.verdicts().num_rows) == (0, 0, 0)
         assert list(kept.regrade) == [next(r for r in kept.regrade if r.startswith(reason))]
         assert "1 cells to grade again" in kept.summary() and reason in kept.summary()
+
+
+def test_a_scorer_record_of_an_older_record_format_is_graded_again(tmp_path: Path) -> None:
+    """A record of format 1 has no severity in its FAILs: grade-run grades the cell again rather
+    than keep a verdict row the current harness would not write."""
+    from arrivalbench.agent.generate import write_run
+    from arrivalbench.agent.inspect_import import keep_verdicts
+    from arrivalbench.engines import Limits
+    from arrivalbench.seeds import DEFAULT_SEED
+    from arrivalbench.store.claims import sign_record
+
+    result, record = _claimed_cell(tmp_path)
+    record = {**record, "format": 1}
+    run = write_run(
+        tmp_path / "run", [result], model="x", seed=DEFAULT_SEED, limits=Limits(), turns=1
+    )
+    claims = {("m", "daily_revenue", 0): (record, sign_record(record))}
+    kept = keep_verdicts(run, [result], claims, DEFAULT_SEED)
+    assert (kept.rows, dict(kept.regrade)) == (0, {"another record format": 1})
 
 
 @pytest.mark.parametrize("arm", ["/abs/path", "../../x"])

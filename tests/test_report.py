@@ -74,6 +74,7 @@ TABLES = (
     "paired",
     "guard",
     "crashes",
+    "severity",
     "idioms",
 )
 FIGURES = ("snapshot_gap", "hazards", "guard")
@@ -110,6 +111,20 @@ R2_VERDICTS = {
     ("m-unhinted", "account_balances", 0): {"late_arrival": "FAIL"},
     ("m-unhinted", "account_balances", 1): {"duplicate_delivery": "FAIL"},
 }
+SEVERITY = {
+    ("m-unhinted", "daily_revenue", 1, "duplicate_delivery"): {
+        "wrong_rows_share": 0.25,
+        "measures": {
+            "revenue": {
+                "expected_total": 200.0,
+                "actual_total": 230.0,
+                "total_error": 0.15,
+                "max_row_error": 0.5,
+            }
+        },
+    }
+}
+"""The one FAIL with a severity; every other FAIL is stored as record format 1 wrote it."""
 MODEL_INFO = {
     "m-unhinted": {"model": "m", "prompt_arm": "unhinted", "prompt_sha256": "a" * 64},
     "m-hint": {"model": "m", "prompt_arm": "hint", "prompt_sha256": "b" * 64},
@@ -187,6 +202,8 @@ def make_run(
             entry = {"verdict": verdict, "schedule_sha256": sha256_text(schedule)}
             if verdict == "FAIL":
                 entry["diff"] = {"examples": {"missing": [{"key": f"{cell.task}-{schedule}"}]}}
+                if (*cell.key, schedule) in SEVERITY:
+                    entry["diff"]["severity"] = SEVERITY[(*cell.key, schedule)]
             if verdict == "ERROR":
                 entry.update(
                     error_class="sql_error", batch=2, statement=2, message="Constraint Error"
@@ -382,6 +399,21 @@ def test_crash_table_by_error_class(report):
     assert rows["m-unhinted (r1)"]["constraint_violation %"] == "10.0%"
     assert rows["gold"]["constraint_violation %"] == "—"
     assert not any(column.startswith("sql_error") for column in next(iter(rows.values())))
+
+
+def test_severity_table_counts_silent_fails_and_summarises_the_measured_ones(report):
+    """r1's unhinted arm fails silently twice (daily_revenue/1 on duplicate delivery, with a
+    severity; account_balances/0 on late arrival, stored without one); first_purchase fails the
+    snapshot, so its FAIL is not silent."""
+    rows = read_rows(report, "severity")
+    row = rows["m-unhinted (r1)"]
+    assert (row["silent FAILs"], row["measured"]) == ("2", "1")
+    assert row["wrong rows: median"] == row["wrong rows: p90"] == "25.0%"
+    assert row["total error: median"] == "15.0%"
+    assert row["mis-stating a total >1%"].startswith("1/1 = 100.0%")
+    assert rows["m-unhinted (r2)"]["measured"] == "0"
+    assert rows["m-unhinted (r2)"]["total error: median"] == "—"
+    assert rows["gold"]["silent FAILs"] == "0"
 
 
 def test_guard_split_counts_snapshot_passing_cells_by_their_scripts_guard(report):
@@ -654,7 +686,9 @@ def test_reference_arms_enter_no_test_and_have_their_own_table(tmp_path):
 ENGINE_TABLES = ("engines", "engine_verdicts")
 # Re-pinned when text cells starting like a formula got a leading quote (issue 21): the only
 # change is repair_effect.csv's "+88.9pp [+62.9, +100.0]" cells, now "'+88.9pp [...]".
-SINGLE_ENGINE_DIGEST = "622a54ae0954a0652aa264a6388a347ab32af36ce45f49d8bd9f0d32704f4a67"
+# Re-pinned when the severity table joined the report (issue 26): its own table, and the table
+# numbers after it one higher.
+SINGLE_ENGINE_DIGEST = "6408b841f42a09c26957f6c222cd6a472b3a7d0ad36bd30cf4e6a3daab02c04c"
 
 
 def report_digest(folder: Path) -> str:

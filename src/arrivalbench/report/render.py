@@ -34,6 +34,7 @@ from arrivalbench.report.tables import (
     reference_table,
     repair_effect_table,
     repair_table,
+    severity_table,
 )
 from arrivalbench.terminal import visible
 
@@ -117,6 +118,7 @@ def build_report(
         guard,
         guard_figure(a),
         crash_table(a),
+        severity_table(a),
         idioms_table(a),
         *diagnosis_tables(a),
     ]

@@ -521,3 +521,52 @@ def diagnosis_tables(a: Analysis) -> list[Table]:
             rows=tuple(rows),
         )
     ]
+
+
+def severity_table(a: Analysis) -> Table:
+    """How wrong the silent failures are, beside the gap (analysis/severities.py)."""
+    from arrivalbench.analysis.severities import MISSTATED, severity_summaries
+
+    summaries = severity_summaries(a.outcomes)
+    rows = []
+    for arm in a.arms:
+        s = summaries.get(arm)
+        if s is None:
+            rows.append((arm, fmt.count(0), fmt.count(0), "—", "—", "—", "—", "—"))
+            continue
+        rows.append(
+            (
+                arm,
+                fmt.count(s.fails),
+                fmt.count(s.measured, s.cells),
+                fmt.pct(s.wrong_rows_median),
+                fmt.pct(s.wrong_rows_p90),
+                fmt.pct(s.total_error_median),
+                fmt.pct(s.total_error_p90),
+                fmt.share(s.misstated, s.measured, s.cells),
+            )
+        )
+    return Table(
+        key="severity",
+        title="Severity of the silent failures",
+        caption=(
+            "Every FAIL on a declared hazard of a snapshot-passing cell (the FAILs behind the gap), pooled over "
+            "(cell, hazard), not averaged over tasks. Wrong rows is the share of target rows the FAIL got wrong "
+            "(1 - right rows share); total error the largest relative error of a numeric measure column's total, "
+            "|sum actual - sum expected| / |sum expected|; median and 90th percentile over the arm's measured FAILs. "
+            f"The last column counts the FAILs mis-stating a total by more than {MISSTATED:.0%}. Measured FAILs are "
+            "those graded with record format 2 (older runs' FAILs carry no severity: regrade them). Severity says how "
+            "wrong a table is, beside the gap, never replacing it."
+        ),
+        columns=(
+            "arm",
+            "silent FAILs",
+            "measured",
+            "wrong rows: median",
+            "wrong rows: p90",
+            "total error: median",
+            "total error: p90",
+            "mis-stating a total >1%",
+        ),
+        rows=tuple(rows),
+    )
