@@ -682,3 +682,32 @@ def test_regression_an_inspect_arm_name_cannot_leave_out(tmp_path: Path, arm: st
     with pytest.raises(InspectLogError, match="an arm name is") as e:
         _cells(tmp_path / "log.eval", log)  # type: ignore[arg-type]
     assert "\n" not in str(e.value)
+
+
+def test_regression_a_task_argument_typo_was_a_249_line_exception_group() -> None:
+    """Regression (issue 26): `-T arm=hints` ended in a 249-line exception group; the task now
+    raises the error Inspect's command line prints as one line, without a traceback."""
+    from inspect_ai._util.error import PrerequisiteError
+
+    from arrivalbench.agent.inspect_task import arrivalbench
+
+    with pytest.raises(PrerequisiteError) as raised:
+        arrivalbench(arm="hints")
+    message = str(raised.value.message)
+    assert message == "arrivalbench: Unknown arm 'hints'. Did you mean 'hint'?"
+    with pytest.raises(PrerequisiteError) as raised:
+        arrivalbench(k="zero")
+    assert "\n" not in str(raised.value.message) and "zero" in str(raised.value.message)
+
+
+def test_regression_provider_errors_kept_rich_markup_other_than_bold() -> None:
+    """Regression (issue 26): a provider error printed `[blue]...[/blue]` as text."""
+    from arrivalbench.agent.inspect_model import _one_line, _provider_message, without_markup
+
+    assert without_markup("[blue]OPENAI_API_KEY[/blue] unset; got [1, 2]") == (
+        "OPENAI_API_KEY unset; got [1, 2]"
+    )
+    assert without_markup("a stray [/blue] tag") == "a stray  tag"
+    error = Exception("ERROR: [bold]Missing[/bold]\n  key [blue]X[/blue]")
+    assert _one_line(error) == "Missing key X"
+    assert _provider_message(error) == "ERROR: Missing\n  key X"

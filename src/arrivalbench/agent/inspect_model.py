@@ -51,17 +51,30 @@ def _chat(message: Message) -> ChatMessage:
     raise ValueError(f"message role {message.role!r}: expected system, user or assistant")
 
 
+def without_markup(text: str) -> str:
+    """`text` with Inspect's Rich markup tags ([bold], [blue]...[/blue]) removed and everything
+    else kept: Rich's own markup parser decides what is a tag, so `[1, 2]` stays as it is."""
+    from rich.errors import MarkupError
+    from rich.markup import render
+
+    try:
+        return render(text).plain
+    except MarkupError:  # a closing tag without its opening one: drop the tags by their shape
+        return re.sub(r"\[/?[a-z#@][^\[\]]*\]", "", text)
+
+
 def _one_line(exc: Exception) -> str:
     """Inspect's prerequisite messages carry Rich markup and line breaks; the CLI prints one plain line."""
-    text = re.sub(r"\[/?bold\]", "", str(exc))
+    text = without_markup(str(exc))
     return " ".join(text.split()).removeprefix("ERROR: ") or type(exc).__name__
 
 
 def _provider_message(exc: Exception) -> str:
-    """The provider's own words: Inspect's ModelGenerateError also carries the whole request, which
-    names every parameter sent (temperature included), so its full text would match anything."""
+    """The provider's own words, without Rich markup: Inspect's ModelGenerateError also carries
+    the whole request, which names every parameter sent (temperature included), so its full text
+    would match anything."""
     text = getattr(exc, "provider_message", None) or str(exc) or type(exc).__name__
-    return text.strip()
+    return without_markup(text).strip()
 
 
 def _rejects_temperature(exc: Exception) -> bool:

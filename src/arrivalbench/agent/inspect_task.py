@@ -61,7 +61,7 @@ from arrivalbench.agent.prompts import (
 )
 from arrivalbench.analysis.stats import outcomes, rate, task_rates
 from arrivalbench.engines import DEFAULT_ENGINE, Limits
-from arrivalbench.errors import UsageError
+from arrivalbench.errors import ArrivalBenchError, UsageError
 from arrivalbench.schedules import SCHEDULE_NAMES, default_schedules
 from arrivalbench.seeds import DEFAULT_SEED
 from arrivalbench.spec import Task as SuiteTask
@@ -401,6 +401,16 @@ def replay(seed: int = DEFAULT_SEED, engine: str = DEFAULT_ENGINE) -> Scorer:
     return score
 
 
+def _task_argument_error(exc: Exception) -> Exception:
+    """A bad task argument as the error Inspect's command line prints as its one message (no
+    traceback, no exception group), without Rich markup."""
+    from inspect_ai._util.error import PrerequisiteError
+
+    from arrivalbench.terminal import text
+
+    return PrerequisiteError(text(f"arrivalbench: {exc}"))
+
+
 @task
 def arrivalbench(
     arm: str = "unhinted",
@@ -416,18 +426,21 @@ def arrivalbench(
 
     `run` is the replicate index the import records for the arm (2 for an independent re-run);
     `engine` (duckdb, sqlite or postgres) is the SQL dialect the prompts name and the engine the
-    scripts are checked and scored on.
+    scripts are checked and scored on. A bad `-T` value is one line, not a traceback.
     """
-    check_arm(arm)
-    check_engine(engine)
-    k, turns, seed = int(k), int(turns), int(seed)
-    max_tokens, run = int(max_tokens), int(run)
-    if k < 1 or turns < 1 or max_tokens < 1 or run < 1:
-        raise UsageError(
-            f"-T k={k} -T turns={turns} -T max_tokens={max_tokens} -T run={run}: "
-            "each must be at least 1."
-        )
-    ids = task_ids(tasks)
+    try:
+        check_arm(arm)
+        check_engine(engine)
+        k, turns, seed = int(k), int(turns), int(seed)
+        max_tokens, run = int(max_tokens), int(run)
+        if k < 1 or turns < 1 or max_tokens < 1 or run < 1:
+            raise UsageError(
+                f"-T k={k} -T turns={turns} -T max_tokens={max_tokens} -T run={run}: "
+                "each must be at least 1."
+            )
+        ids = task_ids(tasks)
+    except (ArrivalBenchError, ValueError) as exc:
+        raise _task_argument_error(exc) from None
     info = {
         "arm": arm,
         "k": k,
