@@ -26,7 +26,7 @@ from inspect_ai import eval_retry as inspect_eval_retry
 from inspect_ai.log import EvalLog, write_eval_log
 from inspect_ai.model import GenerateConfig, ModelOutput, ModelUsage, get_model, modelapi
 
-from arrivalbench.agent.inspect_import import InspectLogError, import_inspect
+from arrivalbench.agent.inspect_import import InspectLogError, import_inspect, import_logs
 from arrivalbench.agent.inspect_model import TEMPERATURE_DROPPED, InspectModel
 from arrivalbench.agent.inspect_task import NO_ARTIFACT, SCRIPT, TASK_VERSION, TRANSCRIPT
 from arrivalbench.agent.models import Message, Request
@@ -711,3 +711,23 @@ def test_regression_provider_errors_kept_rich_markup_other_than_bold() -> None:
     error = Exception("ERROR: [bold]Missing[/bold]\n  key [blue]X[/blue]")
     assert _one_line(error) == "Missing key X"
     assert _provider_message(error) == "ERROR: Missing\n  key X"
+
+
+def test_import_reads_several_folders_and_files_a_file_named_twice_once(
+    evaluated: tuple[EvalLog, Path, Scripted], tmp_path: Path
+) -> None:
+    """import-inspect takes several log folders or files (issue 26: an arm pair for the
+    intervention table needed copying logs into one folder by hand)."""
+    from arrivalbench.agent.inspect_import import log_files_of
+
+    _, log_dir, _ = evaluated
+    [original] = [p for p in log_dir.iterdir() if p.suffix == ".eval"]
+    other = tmp_path / "other"
+    other.mkdir()
+    shutil.copy(original, other / "copy.eval")
+    assert log_files_of([log_dir, original]) == [original]
+    assert log_files_of([log_dir, other]) == [original, other / "copy.eval"]
+    run = import_logs([log_dir, original], tmp_path / "run")[0]
+    assert len(run.cells()) == 4
+    with pytest.raises(InspectLogError, match=r"cell unhinted/\w+/\d is also in"):
+        import_logs([log_dir, other], tmp_path / "run2")

@@ -115,10 +115,11 @@ def import_scripts_command(
 
 
 def import_inspect_command(
-    log_dir: Annotated[
-        Path,
+    log_dirs: Annotated[
+        list[Path],
         typer.Argument(
-            help="Log folder (or one log file) of 'inspect eval arrivalbench/arrivalbench'."
+            help="Log folders or log files of 'inspect eval arrivalbench/arrivalbench' (several "
+            "make one run, e.g. an arm and its intervention).",
         ),
     ],
     out_dir: NewRunOpt,
@@ -138,7 +139,7 @@ def import_inspect_command(
     from arrivalbench.store.provenance import run_kind
 
     private = secret(seed_file)
-    run, claims = import_logs(log_dir, out_dir, seed_commitment=private and private.commitment)
+    run, claims = import_logs(log_dirs, out_dir, seed_commitment=private and private.commitment)
     cells = run.cells()
     missing = sum(c.artifact_sha256 is None for c in cells)
     kept = run.verdicts().num_rows
