@@ -731,3 +731,42 @@ def test_import_reads_several_folders_and_files_a_file_named_twice_once(
     assert len(run.cells()) == 4
     with pytest.raises(InspectLogError, match=r"cell unhinted/\w+/\d is also in"):
         import_logs([log_dir, other], tmp_path / "run2")
+
+
+def test_mockllm_counts_tokens_without_tiktoken() -> None:
+    """The mock model's usage is counted from characters, never from tiktoken's o200k_base (a
+    download): four characters a token."""
+    import asyncio
+
+    from arrivalbench.agent.inspect_model import InspectModel
+
+    model = get_model("mockllm/model", memoize=False)
+    InspectModel(model)
+    assert asyncio.run(model.api.count_text_tokens("x" * 9)) == 3
+
+
+@pytest.mark.slow
+def test_regression_mockllm_eval_ended_task_interrupted_offline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression (issue 26): `inspect eval arrivalbench/arrivalbench --model mockllm/model`
+    tried to download tiktoken's o200k_base and ended "Task interrupted" (exit 0) offline. Here
+    every socket connection fails and tiktoken's cache is an empty folder."""
+    import socket
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError("network blocked by the test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken"))
+    [log] = inspect_eval(
+        "arrivalbench/arrivalbench",
+        model=get_model("mockllm/model", memoize=False),
+        task_args={"k": 1, "tasks": "daily_revenue", "turns": 1},
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    assert log.samples is not None and len(log.samples) == 1
+    assert log.stats.model_usage["mockllm/model"].input_tokens > 0
