@@ -1179,3 +1179,56 @@ def test_regression_html_in_an_arm_name_was_live_in_report_md():
     assert (
         "arms &lt;img src=x onerror=alert(1)&gt;" in markdown and "&lt;i&gt;n&lt;/i&gt;" in markdown
     )
+
+
+def test_a_fail_diff_renders_as_expected_against_actual_not_raw_json():
+    """Issue 26: a cell's diff on the page was raw JSON; a FAIL's examples are now a table of
+    expected against actual values, with the counts and the severity in one line."""
+    from arrivalbench.report.page import _record_html
+
+    record = {
+        "verdict": "FAIL",
+        "diff": {
+            "counts": {"missing": 1, "changed": 1, "extra": 0},
+            "examples": {
+                "changed": [
+                    {
+                        "key": {"store_id": 1, "day": "2026-03-03"},
+                        "columns": {"revenue": {"expected": "758.74", "actual": "860.04"}},
+                    }
+                ],
+                "missing": [{"store_id": 2, "day": "2026-03-04", "revenue": "5.00"}],
+            },
+            "expected_rows": 2,
+            "actual_rows": 1,
+            "right_rows_share": 0.0,
+            "severity": {
+                "wrong_rows_share": 1.0,
+                "measures": {
+                    "revenue": {
+                        "expected_total": 763.74,
+                        "actual_total": 860.04,
+                        "total_error": 0.126,
+                        "max_row_error": 1.0,
+                    }
+                },
+            },
+        },
+    }
+    page = _record_html(record)
+    assert "<pre>" not in page and '<table class="diff">' in page
+    assert (
+        "<td>758.74</td><td>860.04</td>" in page
+        and "store_id=1, day=2026-03-03" in page
+        and "<td>store_id=2, day=2026-03-04, revenue=5.00</td><td>—</td>" in page
+    )
+    assert "missing 1, changed 1; 1 rows against 2 expected; wrong rows 100.0%" in page
+    assert "revenue: total 860.04 against 763.74 (12.6% off)" in page
+    error = {"verdict": "ERROR", "error_class": "sql_error", "message": "<boom>"}
+    assert _record_html(error).startswith("<pre>") and "&lt;boom&gt;" in _record_html(error)
+
+
+def test_a_link_to_a_cell_opens_its_details():
+    from arrivalbench.report.page import _SCRIPT
+
+    assert 'querySelector("details.cell")' in _SCRIPT and "details.open = true" in _SCRIPT
