@@ -1232,3 +1232,18 @@ def test_a_link_to_a_cell_opens_its_details():
     from arrivalbench.report.page import _SCRIPT
 
     assert 'querySelector("details.cell")' in _SCRIPT and "details.open = true" in _SCRIPT
+
+
+def test_a_rates_link_lists_the_cells_that_make_it_fail_first(report):
+    """Issue 26: a number's link led to its whole denominator; the failing cells come first."""
+    page = (report / "report.html").read_text(encoding="utf-8")
+    sets = page[page.index('<section id="cellsets"') :]
+    hint = next(
+        p for p in sets.split('<p class="cellset"')[1:] if "11 cells:" in p and "m-hint" in p
+    )
+    failing, others = hint.split("others:")
+    # m-hint's 11 cells (5 tasks x 2 samples and a refusal): account_balances/0 FAILs late
+    # arrival, daily_revenue/0 ERRORs on duplicate delivery, daily_revenue/2 has no artifact
+    assert "3 failing:" in failing and "; 8 " in failing
+    for cell in ("account_balances / 0", "daily_revenue / 0", "daily_revenue / 2"):
+        assert f"m-hint / {cell}<" in failing and f"m-hint / {cell}<" not in others

@@ -15,6 +15,7 @@ from arrivalbench.report.figures import Figure
 from arrivalbench.report.format import Num, Table
 
 if TYPE_CHECKING:
+    from arrivalbench.analysis.outcomes import CellOutcome
     from arrivalbench.report.render import Report
 
 _STYLE = """
@@ -328,17 +329,35 @@ def _record_html(record: dict[str, object]) -> str:
     return f'<p class="diffline">{e(line)}</p>{table}'
 
 
-def _cellsets_html(ids: _CellIds) -> str:
+def _failing(o: CellOutcome) -> bool:
+    """A cell failing the snapshot or a declared hazard (FAIL or ERROR), as the task rows count it."""
+    return not o.snapshot_pass or any(o.verdicts.get(h) in ("FAIL", "ERROR") for h in o.hazards)
+
+
+def _cellsets_html(ids: _CellIds, report: Report | None = None) -> str:
     e = html.escape
+    a = report.analysis if report is not None else None
+    failing = {(o.arm, o.task, o.sample) for o in a.outcomes if _failing(o)} if a else set()
     parts = [
         '<section id="cellsets"><h2>Cells behind the numbers</h2><p class="caption">Each number in a table '
-        "links here: the cells in its denominator, each linking to its row under Tasks and cells.</p>"
+        "links here: the cells in its denominator, those failing the snapshot or a declared hazard first, "
+        "each linking to its row under Tasks and cells, whose details open on arrival.</p>"
     ]
-    for cells, anchor in ids.sets.items():
-        links = ", ".join(
+
+    def links(cells: list[tuple[str, str, int]]) -> str:
+        return ", ".join(
             f'<a href="#{ids.cell[c]}">{e(c[0])} / {e(c[1])} / {c[2]}</a>' for c in cells
         )
-        parts.append(f'<p class="cellset" id="{anchor}">{len(cells)} cells: {links or "none"}</p>')
+
+    for cells, anchor in ids.sets.items():
+        bad = [c for c in cells if c in failing]
+        rest = [c for c in cells if c not in failing]
+        text = (
+            f"{len(bad)} failing: {links(bad)}; {len(rest)} others: {links(rest) or 'none'}"
+            if bad
+            else links(rest) or "none"
+        )
+        parts.append(f'<p class="cellset" id="{anchor}">{len(cells)} cells: {text}</p>')
     parts.append("</section>")
     return "".join(parts)
 
@@ -386,7 +405,7 @@ def render_html(report: Report, link: str) -> str:
         )
     if ids is not None:
         parts.append(_tasks_html(report, ids))
-        parts.append(_cellsets_html(ids))
+        parts.append(_cellsets_html(ids, report))
     parts += [f"<script>{_SCRIPT}</script>", "</body>", "</html>", ""]
     return "\n".join(parts)
 
