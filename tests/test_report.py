@@ -1247,3 +1247,27 @@ def test_a_rates_link_lists_the_cells_that_make_it_fail_first(report):
     assert "3 failing:" in failing and "; 8 " in failing
     for cell in ("account_balances / 0", "daily_revenue / 0", "daily_revenue / 2"):
         assert f"m-hint / {cell}<" in failing and f"m-hint / {cell}<" not in others
+
+
+def test_report_tasks_keeps_only_those_tasks_cells_and_records_the_filter(runs, tmp_path):
+    """report --tasks: every table over the named tasks only, the filter in report.json; a task
+    the runs lack is one line with a suggestion."""
+    from arrivalbench.errors import UsageError
+
+    write_report(list(runs), tmp_path / "one", resamples=RESAMPLES, tasks=["daily_revenue"])
+    document = read_json(tmp_path / "one")
+    assert document["task_filter"]["kept"] == ["daily_revenue"]
+    assert {c["task"] for c in document["cells"]} == {"daily_revenue"}
+    main = read_rows(tmp_path / "one", "main")
+    assert main["m-unhinted (r1)"]["tasks"] == "1"
+    # r1's unhinted daily_revenue: samples 0 and 1, sample 1 FAILs duplicate delivery: gap 1/2
+    assert main["m-unhinted (r1)"]["gap % [95% CI]"].startswith("50.0%")
+    with pytest.raises(
+        UsageError, match=r"--tasks daily_revenu: no task 'daily_revenu'.*'daily_revenue'"
+    ):
+        write_report(list(runs), tmp_path / "bad", resamples=RESAMPLES, tasks=["daily_revenu"])
+    with pytest.raises(UsageError, match=r"--tasks-from-arm m-hnt: no arm .*'m-hint'"):
+        write_report(list(runs), tmp_path / "bad", resamples=RESAMPLES, tasks_from_arm="m-hnt")
+    write_report(list(runs), tmp_path / "arm", resamples=RESAMPLES, tasks_from_arm="m-hint")
+    kept = read_json(tmp_path / "arm")["task_filter"]
+    assert kept["tasks_from_arm"] == "m-hint" and len(kept["kept"]) == 5
