@@ -76,6 +76,7 @@ TABLES = (
     "crashes",
     "severity",
     "idioms",
+    "hazards_pooled",
 )
 FIGURES = ("snapshot_gap", "hazards", "guard")
 
@@ -686,9 +687,9 @@ def test_reference_arms_enter_no_test_and_have_their_own_table(tmp_path):
 ENGINE_TABLES = ("engines", "engine_verdicts")
 # Re-pinned when text cells starting like a formula got a leading quote (issue 21): the only
 # change is repair_effect.csv's "+88.9pp [+62.9, +100.0]" cells, now "'+88.9pp [...]".
-# Re-pinned when the severity table joined the report (issue 26): its own table, and the table
-# numbers after it one higher.
-SINGLE_ENGINE_DIGEST = "6408b841f42a09c26957f6c222cd6a472b3a7d0ad36bd30cf4e6a3daab02c04c"
+# Re-pinned when the severity and pooled hazard tables joined the report (issue 26): their own
+# tables, and the table numbers after the severity table one higher.
+SINGLE_ENGINE_DIGEST = "1681e9fbc49852abfd2305865a2725bf056b6b4158ada6e7e7dafd995e11aa6f"
 
 
 def report_digest(folder: Path) -> str:
@@ -1271,3 +1272,20 @@ def test_report_tasks_keeps_only_those_tasks_cells_and_records_the_filter(runs, 
     write_report(list(runs), tmp_path / "arm", resamples=RESAMPLES, tasks_from_arm="m-hint")
     kept = read_json(tmp_path / "arm")["task_filter"]
     assert kept["tasks_from_arm"] == "m-hint" and len(kept["kept"]) == 5
+
+
+def test_pooled_hazard_table_counts_x_of_n_under_both_rules(report):
+    """r1's unhinted arm, 2 samples of 5 tasks: account_balances/0 FAILs late arrival,
+    daily_revenue/1 duplicate delivery, net_revenue/0 ERRORs crash-retry and first_purchase/0
+    fails the snapshot (strict leaves both out)."""
+    row = read_rows(report, "hazards_pooled")["m-unhinted (r1)"]
+    tasks = {t: get_task(t).spec.hazards for t in TASKS}
+    late = sum(2 for t in TASKS if "late_arrival" in tasks[t])
+    assert row["late arrival: per-hazard"] == f"{late - 1}/{late}"
+    crash = sum(2 for t in TASKS if "crash_retry" in tasks[t])
+    # the ERROR on crash-retry leaves net_revenue/0 out of that hazard only
+    assert row["crash retry: per-hazard"] == f"{crash - 1}/{crash - 1}"
+    strict_late = late - sum(
+        1 for t in ("net_revenue", "first_purchase") if "late_arrival" in tasks[t]
+    )
+    assert row["late arrival: strict"] == f"{strict_late - 1}/{strict_late}"

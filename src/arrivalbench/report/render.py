@@ -38,6 +38,7 @@ from arrivalbench.report.tables import (
     intervention_table,
     main_table,
     paired_table,
+    pooled_hazard_table,
     reference_table,
     repair_effect_table,
     repair_table,
@@ -132,6 +133,7 @@ def build_report(
         crash_table(a),
         severity_table(a),
         idioms_table(a),
+        pooled_hazard_table(a),
         *diagnosis_tables(a),
     ]
     blocks = _numbered(blocks)

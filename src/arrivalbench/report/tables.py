@@ -570,3 +570,42 @@ def severity_table(a: Analysis) -> Table:
         ),
         rows=tuple(rows),
     )
+
+
+def pooled_hazard_table(a: Analysis) -> Table:
+    """Per-hazard counts pooled over cells under both denominators (analysis/pooled.py)."""
+    from arrivalbench.analysis.pooled import pooled_hazards
+
+    hazards = [h for h in (*ORDERING, *IDEMPOTENCY) if h in a.hazards()]
+    rules = (pooled_hazards(a.outcomes), pooled_hazards(a.outcomes, strict=True))
+    rows = []
+    for arm in a.arms:
+        row: list[str] = [arm]
+        for rule in rules:
+            pooled = rule.get(arm)
+            for h in hazards:
+                x, n = pooled.counts.get(h, (0, 0)) if pooled else (0, 0)
+                row.append(fmt.Num(f"{x}/{n}", x / n) if n else "—")
+            row.append(fmt.pp(pooled.weakest_link if pooled else None))
+        rows.append(tuple(row))
+    names = [h.replace("_", " ") for h in hazards]
+    return Table(
+        key="hazards_pooled",
+        title="Per-hazard counts pooled over cells, under both denominators",
+        caption=(
+            "PASS counts x/n (the CSV holds x/n as a fraction) pooled over cells rather than averaged over tasks (the rule for an arm whose cells per "
+            "task vary, such as a human arm). Per-hazard rule: a hazard over the cells with an artifact whose verdict "
+            "on it is PASS or FAIL. Strict rule: every hazard over the gap's cells (snapshot-passing, no ERROR on any "
+            "declared hazard). Weakest link: the weaker ordering rate minus the weakest idempotency rate, in points. "
+            "The mean over tasks is the hazards table's and the main table's; --tasks-from-arm recomputes every arm "
+            "over one arm's tasks."
+        ),
+        columns=(
+            "arm",
+            *(f"{n}: per-hazard" for n in names),
+            "weakest link: per-hazard",
+            *(f"{n}: strict" for n in names),
+            "weakest link: strict",
+        ),
+        rows=tuple(rows),
+    )
