@@ -956,6 +956,33 @@ def test_import_scripts_arm_that_is_a_path_is_refused(cli, tmp_path, gold):
     assert not (tmp_path / "x").exists()
 
 
+def test_regression_a_second_import_of_an_arm_entered_the_tests_as_another_arm(cli, tmp_path, gold):
+    """Regression (issue 26): every import-scripts run recorded run 1, so a second import of the
+    same arm was counted by the sign tests and the signature as a second first-run arm."""
+    from arrivalbench.analysis.roles import arm_roles
+
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "daily_revenue.sql").write_bytes(gold.read_bytes())
+    made = {}
+    for index in (1, 2):
+        out = tmp_path / f"run{index}"
+        args = ["import-scripts", scripts, "--arm", "m", "--role", "model", "--out", out]
+        done = cli(*args, *(["--run", "2"] if index == 2 else []))
+        assert done.returncode == 0, done.stderr
+        assert ("(run 2)" in done.stdout) == (index == 2)
+        made[out.name] = RunDir.open(out).arm_info()
+    assert made["run1"]["m"]["run"] == 1 and made["run2"]["m"]["run"] == 2
+    # given in either order, the recorded index decides: run2 is never a first run
+    for order in (["run1", "run2"], ["run2", "run1"]):
+        roles = arm_roles([(name, made[name], ["m"]) for name in order])
+        assert {name: roles[(name, "m")].run for name in order} == {"run1": 1, "run2": 2}
+    assert_one_line_user_error(
+        cli("import-scripts", scripts, "--arm", "m", "--run", "0", "--out", tmp_path / "r0"),
+        "--run 0: must be at least 1",
+    )
+
+
 def test_import_scripts_on_a_missing_folder_is_one_line(cli, tmp_path):
     done = cli("import-scripts", tmp_path / "nope", "--arm", "human", "--out", tmp_path / "run")
     assert_one_line_user_error(done, "not a folder")

@@ -26,7 +26,7 @@ from inspect_ai import eval_retry as inspect_eval_retry
 from inspect_ai.log import EvalLog, write_eval_log
 from inspect_ai.model import GenerateConfig, ModelOutput, ModelUsage, get_model, modelapi
 
-from arrivalbench.agent.inspect_import import InspectLogError, import_inspect
+from arrivalbench.agent.inspect_import import InspectLogError, import_inspect, import_logs
 from arrivalbench.agent.inspect_model import TEMPERATURE_DROPPED, InspectModel
 from arrivalbench.agent.inspect_task import NO_ARTIFACT, SCRIPT, TASK_VERSION, TRANSCRIPT
 from arrivalbench.agent.models import Message, Request
@@ -588,8 +588,10 @@ def _claimed_cell(tmp_path: Path, arm: str = "m") -> tuple[Any, dict[str, Any]]:
         task="daily_revenue", arm=arm, sample=0, model="x", temperature=0.0,
         prompt_sha256=None, system="", user="", script="SELECT 1;\n",
     )  # fmt: skip
+    from arrivalbench.verdict import RECORD_FORMAT
+
     record = {
-        "format": 1,
+        "format": RECORD_FORMAT,
         "task": "daily_revenue",
         "artifact_sha256": result.artifact_sha256,
         "engine": "duckdb",
@@ -639,6 +641,25 @@ def test_regression_a_forged_scorer_record_is_graded_again(
         assert "1 cells to grade again" in kept.summary() and reason in kept.summary()
 
 
+def test_a_scorer_record_of_an_older_record_format_is_graded_again(tmp_path: Path) -> None:
+    """A record of format 1 has no severity in its FAILs: grade-run grades the cell again rather
+    than keep a verdict row the current harness would not write."""
+    from arrivalbench.agent.generate import write_run
+    from arrivalbench.agent.inspect_import import keep_verdicts
+    from arrivalbench.engines import Limits
+    from arrivalbench.seeds import DEFAULT_SEED
+    from arrivalbench.store.claims import sign_record
+
+    result, record = _claimed_cell(tmp_path)
+    record = {**record, "format": 1}
+    run = write_run(
+        tmp_path / "run", [result], model="x", seed=DEFAULT_SEED, limits=Limits(), turns=1
+    )
+    claims = {("m", "daily_revenue", 0): (record, sign_record(record))}
+    kept = keep_verdicts(run, [result], claims, DEFAULT_SEED)
+    assert (kept.rows, dict(kept.regrade)) == (0, {"another record format": 1})
+
+
 @pytest.mark.parametrize("arm", ["/abs/path", "../../x"])
 def test_regression_an_inspect_arm_name_cannot_leave_out(tmp_path: Path, arm: str) -> None:
     """Regression: a sample whose transcript named arm /abs/path or ../../x made import-inspect
@@ -661,3 +682,91 @@ def test_regression_an_inspect_arm_name_cannot_leave_out(tmp_path: Path, arm: st
     with pytest.raises(InspectLogError, match="an arm name is") as e:
         _cells(tmp_path / "log.eval", log)  # type: ignore[arg-type]
     assert "\n" not in str(e.value)
+
+
+def test_regression_a_task_argument_typo_was_a_249_line_exception_group() -> None:
+    """Regression (issue 26): `-T arm=hints` ended in a 249-line exception group; the task now
+    raises the error Inspect's command line prints as one line, without a traceback."""
+    from inspect_ai._util.error import PrerequisiteError
+
+    from arrivalbench.agent.inspect_task import arrivalbench
+
+    with pytest.raises(PrerequisiteError) as raised:
+        arrivalbench(arm="hints")
+    message = str(raised.value.message)
+    assert message == "arrivalbench: Unknown arm 'hints'. Did you mean 'hint'?"
+    with pytest.raises(PrerequisiteError) as raised:
+        arrivalbench(k="zero")
+    assert "\n" not in str(raised.value.message) and "zero" in str(raised.value.message)
+
+
+def test_regression_provider_errors_kept_rich_markup_other_than_bold() -> None:
+    """Regression (issue 26): a provider error printed `[blue]...[/blue]` as text."""
+    from arrivalbench.agent.inspect_model import _one_line, _provider_message, without_markup
+
+    assert without_markup("[blue]OPENAI_API_KEY[/blue] unset; got [1, 2]") == (
+        "OPENAI_API_KEY unset; got [1, 2]"
+    )
+    assert without_markup("a stray [/blue] tag") == "a stray  tag"
+    error = Exception("ERROR: [bold]Missing[/bold]\n  key [blue]X[/blue]")
+    assert _one_line(error) == "Missing key X"
+    assert _provider_message(error) == "ERROR: Missing\n  key X"
+
+
+def test_import_reads_several_folders_and_files_a_file_named_twice_once(
+    evaluated: tuple[EvalLog, Path, Scripted], tmp_path: Path
+) -> None:
+    """import-inspect takes several log folders or files (issue 26: an arm pair for the
+    intervention table needed copying logs into one folder by hand)."""
+    from arrivalbench.agent.inspect_import import log_files_of
+
+    _, log_dir, _ = evaluated
+    [original] = [p for p in log_dir.iterdir() if p.suffix == ".eval"]
+    other = tmp_path / "other"
+    other.mkdir()
+    shutil.copy(original, other / "copy.eval")
+    assert log_files_of([log_dir, original]) == [original]
+    assert log_files_of([log_dir, other]) == [original, other / "copy.eval"]
+    run = import_logs([log_dir, original], tmp_path / "run")[0]
+    assert len(run.cells()) == 4
+    with pytest.raises(InspectLogError, match=r"cell unhinted/\w+/\d is also in"):
+        import_logs([log_dir, other], tmp_path / "run2")
+
+
+def test_mockllm_counts_tokens_without_tiktoken() -> None:
+    """The mock model's usage is counted from characters, never from tiktoken's o200k_base (a
+    download): four characters a token."""
+    import asyncio
+
+    from arrivalbench.agent.inspect_model import InspectModel
+
+    model = get_model("mockllm/model", memoize=False)
+    InspectModel(model)
+    assert asyncio.run(model.api.count_text_tokens("x" * 9)) == 3
+
+
+@pytest.mark.slow
+def test_regression_mockllm_eval_ended_task_interrupted_offline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression (issue 26): `inspect eval arrivalbench/arrivalbench --model mockllm/model`
+    tried to download tiktoken's o200k_base and ended "Task interrupted" (exit 0) offline. Here
+    every socket connection fails and tiktoken's cache is an empty folder."""
+    import socket
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError("network blocked by the test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken"))
+    [log] = inspect_eval(
+        "arrivalbench/arrivalbench",
+        model=get_model("mockllm/model", memoize=False),
+        task_args={"k": 1, "tasks": "daily_revenue", "turns": 1},
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    assert log.samples is not None and len(log.samples) == 1
+    assert log.stats.model_usage["mockllm/model"].input_tokens > 0

@@ -74,7 +74,9 @@ TABLES = (
     "paired",
     "guard",
     "crashes",
+    "severity",
     "idioms",
+    "hazards_pooled",
 )
 FIGURES = ("snapshot_gap", "hazards", "guard")
 
@@ -110,6 +112,20 @@ R2_VERDICTS = {
     ("m-unhinted", "account_balances", 0): {"late_arrival": "FAIL"},
     ("m-unhinted", "account_balances", 1): {"duplicate_delivery": "FAIL"},
 }
+SEVERITY = {
+    ("m-unhinted", "daily_revenue", 1, "duplicate_delivery"): {
+        "wrong_rows_share": 0.25,
+        "measures": {
+            "revenue": {
+                "expected_total": 200.0,
+                "actual_total": 230.0,
+                "total_error": 0.15,
+                "max_row_error": 0.5,
+            }
+        },
+    }
+}
+"""The one FAIL with a severity; every other FAIL is stored as record format 1 wrote it."""
 MODEL_INFO = {
     "m-unhinted": {"model": "m", "prompt_arm": "unhinted", "prompt_sha256": "a" * 64},
     "m-hint": {"model": "m", "prompt_arm": "hint", "prompt_sha256": "b" * 64},
@@ -187,6 +203,8 @@ def make_run(
             entry = {"verdict": verdict, "schedule_sha256": sha256_text(schedule)}
             if verdict == "FAIL":
                 entry["diff"] = {"examples": {"missing": [{"key": f"{cell.task}-{schedule}"}]}}
+                if (*cell.key, schedule) in SEVERITY:
+                    entry["diff"]["severity"] = SEVERITY[(*cell.key, schedule)]
             if verdict == "ERROR":
                 entry.update(
                     error_class="sql_error", batch=2, statement=2, message="Constraint Error"
@@ -382,6 +400,21 @@ def test_crash_table_by_error_class(report):
     assert rows["m-unhinted (r1)"]["constraint_violation %"] == "10.0%"
     assert rows["gold"]["constraint_violation %"] == "—"
     assert not any(column.startswith("sql_error") for column in next(iter(rows.values())))
+
+
+def test_severity_table_counts_silent_fails_and_summarises_the_measured_ones(report):
+    """r1's unhinted arm fails silently twice (daily_revenue/1 on duplicate delivery, with a
+    severity; account_balances/0 on late arrival, stored without one); first_purchase fails the
+    snapshot, so its FAIL is not silent."""
+    rows = read_rows(report, "severity")
+    row = rows["m-unhinted (r1)"]
+    assert (row["silent FAILs"], row["measured"]) == ("2", "1")
+    assert row["wrong rows: median"] == row["wrong rows: p90"] == "25.0%"
+    assert row["total error: median"] == "15.0%"
+    assert row["mis-stating a total >1%"].startswith("1/1 = 100.0%")
+    assert rows["m-unhinted (r2)"]["measured"] == "0"
+    assert rows["m-unhinted (r2)"]["total error: median"] == "—"
+    assert rows["gold"]["silent FAILs"] == "0"
 
 
 def test_guard_split_counts_snapshot_passing_cells_by_their_scripts_guard(report):
@@ -654,7 +687,9 @@ def test_reference_arms_enter_no_test_and_have_their_own_table(tmp_path):
 ENGINE_TABLES = ("engines", "engine_verdicts")
 # Re-pinned when text cells starting like a formula got a leading quote (issue 21): the only
 # change is repair_effect.csv's "+88.9pp [+62.9, +100.0]" cells, now "'+88.9pp [...]".
-SINGLE_ENGINE_DIGEST = "622a54ae0954a0652aa264a6388a347ab32af36ce45f49d8bd9f0d32704f4a67"
+# Re-pinned when the severity and pooled hazard tables joined the report (issue 26): their own
+# tables, and the table numbers after the severity table one higher.
+SINGLE_ENGINE_DIGEST = "1681e9fbc49852abfd2305865a2725bf056b6b4158ada6e7e7dafd995e11aa6f"
 
 
 def report_digest(folder: Path) -> str:
@@ -1145,3 +1180,112 @@ def test_regression_html_in_an_arm_name_was_live_in_report_md():
     assert (
         "arms &lt;img src=x onerror=alert(1)&gt;" in markdown and "&lt;i&gt;n&lt;/i&gt;" in markdown
     )
+
+
+def test_a_fail_diff_renders_as_expected_against_actual_not_raw_json():
+    """Issue 26: a cell's diff on the page was raw JSON; a FAIL's examples are now a table of
+    expected against actual values, with the counts and the severity in one line."""
+    from arrivalbench.report.page import _record_html
+
+    record = {
+        "verdict": "FAIL",
+        "diff": {
+            "counts": {"missing": 1, "changed": 1, "extra": 0},
+            "examples": {
+                "changed": [
+                    {
+                        "key": {"store_id": 1, "day": "2026-03-03"},
+                        "columns": {"revenue": {"expected": "758.74", "actual": "860.04"}},
+                    }
+                ],
+                "missing": [{"store_id": 2, "day": "2026-03-04", "revenue": "5.00"}],
+            },
+            "expected_rows": 2,
+            "actual_rows": 1,
+            "right_rows_share": 0.0,
+            "severity": {
+                "wrong_rows_share": 1.0,
+                "measures": {
+                    "revenue": {
+                        "expected_total": 763.74,
+                        "actual_total": 860.04,
+                        "total_error": 0.126,
+                        "max_row_error": 1.0,
+                    }
+                },
+            },
+        },
+    }
+    page = _record_html(record)
+    assert "<pre>" not in page and '<table class="diff">' in page
+    assert (
+        "<td>758.74</td><td>860.04</td>" in page
+        and "store_id=1, day=2026-03-03" in page
+        and "<td>store_id=2, day=2026-03-04, revenue=5.00</td><td>—</td>" in page
+    )
+    assert "missing 1, changed 1; 1 rows against 2 expected; wrong rows 100.0%" in page
+    assert "revenue: total 860.04 against 763.74 (12.6% off)" in page
+    error = {"verdict": "ERROR", "error_class": "sql_error", "message": "<boom>"}
+    assert _record_html(error).startswith("<pre>") and "&lt;boom&gt;" in _record_html(error)
+
+
+def test_a_link_to_a_cell_opens_its_details():
+    from arrivalbench.report.page import _SCRIPT
+
+    assert 'querySelector("details.cell")' in _SCRIPT and "details.open = true" in _SCRIPT
+
+
+def test_a_rates_link_lists_the_cells_that_make_it_fail_first(report):
+    """Issue 26: a number's link led to its whole denominator; the failing cells come first."""
+    page = (report / "report.html").read_text(encoding="utf-8")
+    sets = page[page.index('<section id="cellsets"') :]
+    hint = next(
+        p for p in sets.split('<p class="cellset"')[1:] if "11 cells:" in p and "m-hint" in p
+    )
+    failing, others = hint.split("others:")
+    # m-hint's 11 cells (5 tasks x 2 samples and a refusal): account_balances/0 FAILs late
+    # arrival, daily_revenue/0 ERRORs on duplicate delivery, daily_revenue/2 has no artifact
+    assert "3 failing:" in failing and "; 8 " in failing
+    for cell in ("account_balances / 0", "daily_revenue / 0", "daily_revenue / 2"):
+        assert f"m-hint / {cell}<" in failing and f"m-hint / {cell}<" not in others
+
+
+def test_report_tasks_keeps_only_those_tasks_cells_and_records_the_filter(runs, tmp_path):
+    """report --tasks: every table over the named tasks only, the filter in report.json; a task
+    the runs lack is one line with a suggestion."""
+    from arrivalbench.errors import UsageError
+
+    write_report(list(runs), tmp_path / "one", resamples=RESAMPLES, tasks=["daily_revenue"])
+    document = read_json(tmp_path / "one")
+    assert document["task_filter"]["kept"] == ["daily_revenue"]
+    assert {c["task"] for c in document["cells"]} == {"daily_revenue"}
+    main = read_rows(tmp_path / "one", "main")
+    assert main["m-unhinted (r1)"]["tasks"] == "1"
+    # r1's unhinted daily_revenue: samples 0 and 1, sample 1 FAILs duplicate delivery: gap 1/2
+    assert main["m-unhinted (r1)"]["gap % [95% CI]"].startswith("50.0%")
+    with pytest.raises(
+        UsageError, match=r"--tasks daily_revenu: no task 'daily_revenu'.*'daily_revenue'"
+    ):
+        write_report(list(runs), tmp_path / "bad", resamples=RESAMPLES, tasks=["daily_revenu"])
+    with pytest.raises(UsageError, match=r"--tasks-from-arm m-hnt: no arm .*'m-hint'"):
+        write_report(list(runs), tmp_path / "bad", resamples=RESAMPLES, tasks_from_arm="m-hnt")
+    write_report(list(runs), tmp_path / "arm", resamples=RESAMPLES, tasks_from_arm="m-hint")
+    kept = read_json(tmp_path / "arm")["task_filter"]
+    assert kept["tasks_from_arm"] == "m-hint" and len(kept["kept"]) == 5
+
+
+def test_pooled_hazard_table_counts_x_of_n_under_both_rules(report):
+    """r1's unhinted arm, 2 samples of 5 tasks: account_balances/0 FAILs late arrival,
+    daily_revenue/1 duplicate delivery, net_revenue/0 ERRORs crash-retry and first_purchase/0
+    fails the snapshot (strict leaves both out)."""
+    row = read_rows(report, "hazards_pooled")["m-unhinted (r1)"]
+    tasks = {t: get_task(t).spec.hazards for t in TASKS}
+    late = sum(2 for t in TASKS if "late_arrival" in tasks[t])
+    assert row["late arrival: per-hazard"] == f"{late - 1}/{late}"
+    crash = sum(2 for t in TASKS if "crash_retry" in tasks[t])
+    # the ERROR on crash-retry leaves net_revenue/0 out of that hazard only
+    assert row["crash retry: per-hazard"] == f"{crash - 1}/{crash - 1}"
+    strict_late = late - sum(
+        1 for t in ("net_revenue", "first_purchase") if "late_arrival" in tasks[t]
+    )
+    assert row["late arrival: strict"] == f"{strict_late - 1}/{strict_late}"

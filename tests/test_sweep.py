@@ -104,6 +104,41 @@ def test_regrade_verify_detects_a_planted_altered_verdict(tmp_path: Path) -> Non
     assert len(mismatches) == 1 and "differs in verdict" in mismatches[0]
 
 
+@pytest.mark.slow
+def test_regrade_verify_of_a_run_graded_before_severity_compares_the_bytes_it_has(
+    tmp_path: Path,
+) -> None:
+    """Record format 2 adds a FAIL's severity; a run graded before it (its FAIL records without
+    one) still verifies, and a changed byte among those it has is still found."""
+    import json
+
+    from arrivalbench.verdict import compact
+
+    run = make_corpus(tmp_path / "run", task_ids=[TASK])
+    sweep(run, workers=2)
+    table = pq.read_table(run.path / "verdicts.parquet")
+    records = []
+    for text in table.column("record").to_pylist():
+        entry = json.loads(text)
+        if "diff" in entry:
+            assert "severity" in entry["diff"]
+            del entry["diff"]["severity"]
+        records.append(compact(entry))
+    older = table.set_column(table.schema.get_field_index("record"), "record", pa.array(records))
+    pq.write_table(older, run.path / "verdicts.parquet")
+    assert verify(run, workers=2) == []
+    i = next(i for i, text in enumerate(records) if '"right_rows_share"' in text)
+    entry = json.loads(records[i])
+    entry["diff"]["expected_rows"] += 1
+    records[i] = compact(entry)
+    pq.write_table(
+        older.set_column(older.schema.get_field_index("record"), "record", pa.array(records)),
+        run.path / "verdicts.parquet",
+    )
+    mismatches = verify(run, workers=2)
+    assert len(mismatches) == 1 and "differs in record" in mismatches[0]
+
+
 def test_sweep_refuses_a_run_whose_task_changed(tmp_path: Path) -> None:
     run = make_corpus(tmp_path / "run", task_ids=[TASK])
     recorded = run.manifest["task_hashes"][TASK]

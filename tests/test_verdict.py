@@ -164,3 +164,14 @@ def test_a_records_json_round_trips_with_what_check_adds():
     assert data["mode"] == "batch" and "seed_commitment" not in data
     assert Record.from_json(data) == record
     assert dumps(data) == dumps(Record.from_json(data).to_json())
+
+
+def test_as_stored_drops_severity_only_for_a_fail_stored_without_one():
+    from arrivalbench.verdict import as_stored
+
+    diff = {"counts": {}, "right_rows_share": 0.5}
+    new = {"verdict": "FAIL", "diff": {**diff, "severity": {"wrong_rows_share": 0.5}}}
+    assert as_stored(new, {"verdict": "FAIL", "diff": diff}) == {"verdict": "FAIL", "diff": diff}
+    assert as_stored(new, new) == new
+    assert as_stored(new, {"verdict": "PASS"}) == new  # a changed outcome stays visible
+    assert as_stored({"verdict": "PASS"}, {"verdict": "FAIL", "diff": diff}) == {"verdict": "PASS"}

@@ -123,8 +123,31 @@ def _identical(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> bool
     return pa.table(columns).sort_by(order).equals(expected.sort_by(order))
 
 
-def compare(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> Comparison:
-    """Compare the final target with the expected one; `equal` is the verdict, `diff` explains it."""
+def compare(
+    expected: pa.Table, actual: pa.Table, target: TargetSpec, with_severity: bool = False
+) -> Comparison:
+    """Compare the final target with the expected one; `equal` is the verdict, `diff` explains it.
+
+    `with_severity` (what a verdict is judged with) adds a FAIL's `severity` to its diff
+    (severity.py): how wrong the table is, never whether."""
+    comparison = _compare(expected, actual, target)
+    if with_severity and not comparison.equal:
+        from arrivalbench.severity import severity
+
+        diff = comparison.diff
+        try:
+            measured = severity(expected, actual, target, diff["right_rows_share"])
+        except duckdb.Error:
+            _discard_database()
+            measured = {
+                "wrong_rows_share": round(1.0 - diff["right_rows_share"], 6),
+                "measures": {},
+            }
+        return Comparison(False, {**diff, "severity": measured})
+    return comparison
+
+
+def _compare(expected: pa.Table, actual: pa.Table, target: TargetSpec) -> Comparison:
     schema = _schema_diff(actual, target)
     if schema is None and _identical(expected, actual, target):
         diff = {

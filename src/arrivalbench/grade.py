@@ -267,7 +267,9 @@ class Grader:
             raise PipelineInputError(
                 f"{where}: {result.error.message}; give a file with at least one SQL statement."
             )
-        verdict = judge(result, expected, partial(compare, target=task.spec.target))
+        verdict = judge(
+            result, expected, partial(compare, target=task.spec.target, with_severity=True)
+        )
         return verdict, result.statement_seconds, result.empty_script
 
 

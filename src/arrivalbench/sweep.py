@@ -313,6 +313,19 @@ def regrade(
         return _regraded_copy(run, Path(out), workers, private, suite_dirs, limits)
 
 
+def _as_stored(row: dict[str, Any], stored: dict[str, Any]) -> dict[str, Any]:
+    """A re-graded verdict row in the record format of the stored one (verdict.as_stored): a run
+    graded before severity verifies on every byte it has."""
+    import json
+
+    from arrivalbench.verdict import as_stored, compact
+
+    if row.get("record") is None or stored.get("record") is None:
+        return row
+    entry = as_stored(json.loads(row["record"]), json.loads(stored["record"]))
+    return {**row, "record": compact(entry)}
+
+
 def verify(
     run: RunDir,
     workers: int | None = None,
@@ -347,7 +360,7 @@ def verify(
             mismatches.append(
                 f"{'/'.join(map(str, k))}: reproduced but not stored (run not fully graded?)"
             )
-        elif old[k] != new[k]:
-            fields = sorted(f for f in old[k] if old[k][f] != new[k][f])
+        elif old[k] != (again_row := _as_stored(new[k], old[k])):
+            fields = sorted(f for f in old[k] if old[k][f] != again_row[f])
             mismatches.append(f"{'/'.join(map(str, k))}: differs in {', '.join(fields)}")
     return mismatches

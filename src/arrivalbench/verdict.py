@@ -21,7 +21,8 @@ import pyarrow as pa
 from arrivalbench.compare import Comparison
 from arrivalbench.replay import ReplayResult, RunError
 
-RECORD_FORMAT = 1
+RECORD_FORMAT = 2
+"""2: a FAIL's diff carries its `severity` (severity.py); 1 had none, and is read as it was."""
 Outcome = Literal["PASS", "FAIL", "ERROR"]
 OUTCOMES: tuple[Outcome, ...] = ("PASS", "FAIL", "ERROR")
 ORACLE_FAILED = "oracle_failed"
@@ -38,6 +39,8 @@ class Diff:
     actual_rows: int
     right_rows_share: float
     changed_columns: Mapping[str, int] | None = None
+    severity: Mapping[str, Any] | None = None
+    """How wrong the table is (severity.py); None in a diff of record format 1."""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Diff:
@@ -48,6 +51,7 @@ class Diff:
             actual_rows=data["actual_rows"],
             right_rows_share=data["right_rows_share"],
             changed_columns=data.get("changed_columns"),
+            severity=data.get("severity"),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -60,6 +64,8 @@ class Diff:
         }
         if self.changed_columns:
             data["changed_columns"] = dict(self.changed_columns)
+        if self.severity is not None:
+            data["severity"] = dict(self.severity)
         return data
 
     def summary(self) -> str:
@@ -238,6 +244,17 @@ class Record:
     @property
     def passed(self) -> bool:
         return all(v.outcome == "PASS" for v in self.verdicts.values())
+
+
+def as_stored(entry: Mapping[str, Any], stored: Mapping[str, Any]) -> dict[str, Any]:
+    """`entry` (a verdict's JSON) in the record format `stored` was written in: a FAIL stored
+    before severity (format 1) is compared without it, so regrading an older run still verifies
+    every byte it has."""
+    old = stored.get("diff")
+    new = entry.get("diff")
+    if isinstance(old, Mapping) and isinstance(new, Mapping) and "severity" not in old:
+        return {**entry, "diff": {k: v for k, v in new.items() if k != "severity"}}
+    return dict(entry)
 
 
 def dumps(record: Mapping[str, Any]) -> str:

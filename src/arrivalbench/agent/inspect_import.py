@@ -24,6 +24,7 @@ with what was kept.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,7 @@ from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.spec import suite_hash
 from arrivalbench.store import RunDir, RunStoreError, check_cell_names, verdict_row
 from arrivalbench.store.claims import grader_key, record_is_authentic
+from arrivalbench.verdict import RECORD_FORMAT
 
 LOG_SUFFIXES = (".eval", ".json")
 
@@ -214,11 +216,25 @@ def import_inspect(log_dir: Path, out: Path, seed_commitment: str | None = None)
     return import_logs(log_dir, out, seed_commitment)[0]
 
 
+def log_files_of(sources: Path | Sequence[Path]) -> list[Path]:
+    """The log files of several folders or files, in the order given (each folder's oldest
+    first), a file named twice read once."""
+    given = [Path(sources)] if isinstance(sources, str | Path) else [Path(s) for s in sources]
+    found: dict[Path, Path] = {}
+    for source in given:
+        for path in log_files(source):
+            found.setdefault(path.resolve(), path)
+    return list(found.values())
+
+
 def import_logs(
-    log_dir: Path, out: Path, seed_commitment: str | None = None
+    log_dir: Path | Sequence[Path], out: Path, seed_commitment: str | None = None
 ) -> tuple[RunDir, KeptVerdicts]:
-    """import_inspect, and which scorer verdicts were kept and why the others were not."""
-    files = log_files(log_dir)
+    """import_inspect, and which scorer verdicts were kept and why the others were not.
+
+    `log_dir` is one log folder or file, or several (an arm pair for the intervention table
+    from two `inspect eval` log folders): their logs become one run."""
+    files = log_files_of(log_dir)
     results: list[CellResult] = []
     records: dict[tuple[str, str, int], Claim] = {}
     runs: dict[str, int] = {}
@@ -324,6 +340,8 @@ def _distrust(
         return "a record of another script"
     if record.get("harness_version") != __version__:
         return "another harness version"
+    if record.get("format") != RECORD_FORMAT:
+        return "another record format"
     if (
         record.get("engine", DEFAULT_ENGINE) != engine
         or record.get("engine_version") != engine_version

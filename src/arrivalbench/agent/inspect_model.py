@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import Any
 
 from inspect_ai.model import (
     ChatMessage,
@@ -79,17 +80,30 @@ def tool_info(spec: ToolSpec) -> ToolInfo:
     )
 
 
+def without_markup(text: str) -> str:
+    """`text` with Inspect's Rich markup tags ([bold], [blue]...[/blue]) removed and everything
+    else kept: Rich's own markup parser decides what is a tag, so `[1, 2]` stays as it is."""
+    from rich.errors import MarkupError
+    from rich.markup import render
+
+    try:
+        return render(text).plain
+    except MarkupError:  # a closing tag without its opening one: drop the tags by their shape
+        return re.sub(r"\[/?[a-z#@][^\[\]]*\]", "", text)
+
+
 def _one_line(exc: Exception) -> str:
     """Inspect's prerequisite messages carry Rich markup and line breaks; the CLI prints one plain line."""
-    text = re.sub(r"\[/?bold\]", "", str(exc))
+    text = without_markup(str(exc))
     return " ".join(text.split()).removeprefix("ERROR: ") or type(exc).__name__
 
 
 def _provider_message(exc: Exception) -> str:
-    """The provider's own words: Inspect's ModelGenerateError also carries the whole request, which
-    names every parameter sent (temperature included), so its full text would match anything."""
+    """The provider's own words, without Rich markup: Inspect's ModelGenerateError also carries
+    the whole request, which names every parameter sent (temperature included), so its full text
+    would match anything."""
     text = getattr(exc, "provider_message", None) or str(exc) or type(exc).__name__
-    return text.strip()
+    return without_markup(text).strip()
 
 
 def _rejects_temperature(exc: Exception) -> bool:
@@ -131,6 +145,25 @@ def reply_of(output: ModelOutput) -> Reply:
     )
 
 
+def _estimated_tokens(text: str) -> int:
+    """About four characters a token: the estimate mockllm's usage gets instead of tiktoken's."""
+    return max(1, -(-len(text) // 4))
+
+
+def _count_tokens_offline(model: Any) -> None:
+    """Inspect's mock model (`mockllm/model`) counts the tokens of its usage with tiktoken's
+    o200k_base, which downloads on first use: offline the eval ended "Task interrupted". The mock
+    model's counts are estimates either way, so it counts characters instead (four a token) and
+    the eval runs with no network; every other provider is left as it is."""
+    api = getattr(model, "api", None)
+    if api is not None and type(api).__name__ == "MockLLM":
+
+        async def count_text_tokens(text: str) -> int:
+            return _estimated_tokens(text)
+
+        api.count_text_tokens = count_text_tokens
+
+
 class ModelCallError(RuntimeError):
     """A model call that failed after the provider's retries, raised to fail an Inspect sample."""
 
@@ -166,6 +199,7 @@ class InspectModel:
                 raise UsageError(
                     f"--model {model!r}: Inspect could not load it: {_one_line(exc)}"
                 ) from None
+        _count_tokens_offline(model)
         self.model = model
         self.name = str(model)
         self.omit_temperature = False

@@ -73,7 +73,7 @@ from arrivalbench.agent.tool_agent import (
 from arrivalbench.agent.tools import ToolPool
 from arrivalbench.analysis.stats import outcomes, rate, task_rates
 from arrivalbench.engines import DEFAULT_ENGINE, Limits
-from arrivalbench.errors import UsageError
+from arrivalbench.errors import ArrivalBenchError, UsageError
 from arrivalbench.schedules import SCHEDULE_NAMES, default_schedules
 from arrivalbench.seeds import DEFAULT_SEED
 from arrivalbench.spec import Task as SuiteTask
@@ -455,6 +455,16 @@ def replay(seed: int = DEFAULT_SEED, engine: str = DEFAULT_ENGINE) -> Scorer:
     return score
 
 
+def _task_argument_error(exc: Exception) -> Exception:
+    """A bad task argument as the error Inspect's command line prints as its one message (no
+    traceback, no exception group), without Rich markup."""
+    from inspect_ai._util.error import PrerequisiteError
+
+    from arrivalbench.terminal import text
+
+    return PrerequisiteError(text(f"arrivalbench: {exc}"))
+
+
 @task
 def arrivalbench(
     arm: str = "unhinted",
@@ -476,30 +486,34 @@ def arrivalbench(
     `run` is the replicate index the import records for the arm (2 for an independent re-run);
     `engine` (duckdb, sqlite or postgres) is the SQL dialect the prompts name and the engine the
     scripts are checked and scored on. `scaffold=agent` runs the tool-using agent under the
-    budgets `max_tool_calls`, `max_tests`, `token_budget` and `cell_timeout` (seconds).
+    budgets `max_tool_calls`, `max_tests`, `token_budget` and `cell_timeout` (seconds). A bad
+    `-T` value is one line, not a traceback.
     """
-    check_arm(arm)
-    check_engine(engine)
-    check_scaffold(scaffold)
-    agent = scaffold != DEFAULT_SCAFFOLD
-    budgets = (
-        Budgets(
-            int(max_tool_calls),
-            int(max_tests),
-            None if token_budget in (None, "") else int(token_budget),
-            float(cell_timeout),
+    try:
+        check_arm(arm)
+        check_engine(engine)
+        check_scaffold(scaffold)
+        agent = scaffold != DEFAULT_SCAFFOLD
+        budgets = (
+            Budgets(
+                int(max_tool_calls),
+                int(max_tests),
+                None if token_budget in (None, "") else int(token_budget),
+                float(cell_timeout),
+            )
+            if agent
+            else None
         )
-        if agent
-        else None
-    )
-    k, turns, seed = int(k), int(turns), int(seed)
-    max_tokens, run = int(max_tokens), int(run)
-    if k < 1 or turns < 1 or max_tokens < 1 or run < 1:
-        raise UsageError(
-            f"-T k={k} -T turns={turns} -T max_tokens={max_tokens} -T run={run}: "
-            "each must be at least 1."
-        )
-    ids = task_ids(tasks)
+        k, turns, seed = int(k), int(turns), int(seed)
+        max_tokens, run = int(max_tokens), int(run)
+        if k < 1 or turns < 1 or max_tokens < 1 or run < 1:
+            raise UsageError(
+                f"-T k={k} -T turns={turns} -T max_tokens={max_tokens} -T run={run}: "
+                "each must be at least 1."
+            )
+        ids = task_ids(tasks)
+    except (ArrivalBenchError, ValueError) as exc:
+        raise _task_argument_error(exc) from None
     info = {
         "arm": arm,
         "k": k,

@@ -8,7 +8,8 @@ import difflib
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 
@@ -45,6 +46,9 @@ class CellOutcome:
     no_artifact_reason: str | None
     snapshot_by_turn: tuple[str, ...]
     artifact_sha256: str | None = None  # the script, for guards.py to look up its idioms
+    severities: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """schedule -> the severity its FAIL's diff records (severity.py); absent for a FAIL graded
+    before severity (record format 1)."""
 
     @property
     def graded(self) -> bool:
@@ -77,11 +81,16 @@ def outcomes(cells: list[Cell], verdicts: pa.Table, tasks: dict[str, Task]) -> l
     columns = needed + [c for c in ("error_class", "record") if c in verdicts.column_names]
     by_cell: dict[tuple[str, str, int], dict[str, str]] = defaultdict(dict)
     classes: dict[tuple[str, str, int], dict[str, str]] = defaultdict(dict)
+    severities: dict[tuple[str, str, int], dict[str, Mapping[str, Any]]] = defaultdict(dict)
     for row in verdicts.select(columns).to_pylist():
         key = (row["arm"], row["task"], row["sample"])
         by_cell[key][row["schedule"]] = row["verdict"]
         if row["verdict"] == "ERROR":
             classes[key][row["schedule"]] = error_class(row.get("error_class"), row.get("record"))
+        elif row["verdict"] == "FAIL" and row.get("record"):
+            measured = _severity(row["record"])
+            if measured is not None:
+                severities[key][row["schedule"]] = measured
     out = []
     for cell in cells:
         task = tasks.get(cell.task)
@@ -113,9 +122,19 @@ def outcomes(cells: list[Cell], verdicts: pa.Table, tasks: dict[str, Task]) -> l
                 no_artifact_reason=None if has_artifact else (cell.no_artifact_reason or "unknown"),
                 snapshot_by_turn=tuple(cell.snapshot_by_turn),
                 artifact_sha256=cell.artifact_sha256,
+                severities=severities.get(cell.key, {}) if has_artifact else {},
             )
         )
     return out
+
+
+def _severity(record: str) -> Mapping[str, Any] | None:
+    """The severity a FAIL's stored record carries; None for one graded before severity."""
+    try:
+        found = (json.loads(record).get("diff") or {}).get("severity")
+    except (ValueError, AttributeError):
+        return None
+    return found if isinstance(found, Mapping) else None
 
 
 CONSTRAINT = "constraint_violation"

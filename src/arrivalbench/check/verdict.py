@@ -61,9 +61,13 @@ def target_spec(expected: pa.Table, name: str, event_key: str) -> TargetSpec:
 
 
 def compare_tables(
-    expected: pa.Table, actual: pa.Table, spec: TargetSpec, ignore: tuple[str, ...]
+    expected: pa.Table,
+    actual: pa.Table,
+    spec: TargetSpec,
+    ignore: tuple[str, ...],
+    with_severity: bool = False,
 ) -> Comparison:
-    return compare(expected, drop_ignored(actual, ignore), spec)
+    return compare(expected, drop_ignored(actual, ignore), spec, with_severity=with_severity)
 
 
 def comparing(
@@ -74,6 +78,7 @@ def comparing(
 
     def compared(expected: pa.Table, actual: pa.Table) -> Comparison:
         wanted = drop_ignored(expected, ignore)
-        return compare_tables(wanted, actual, target_spec(wanted, name, event_key), ignore)
+        spec = target_spec(wanted, name, event_key)
+        return compare_tables(wanted, actual, spec, ignore, with_severity=True)
 
     return compared

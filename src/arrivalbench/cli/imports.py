@@ -18,6 +18,7 @@ from arrivalbench.cli.options import (
     SuiteDirOpt,
     TasksOpt,
     WorkersOpt,
+    at_least,
     secret,
     suite_flags,
 )
@@ -70,13 +71,23 @@ def import_scripts_command(
         str,
         typer.Option("--role", help="The arm's role: human, reference, model or intervention."),
     ] = "human",
+    run_index: Annotated[
+        int,
+        typer.Option(
+            "--run",
+            help="Replicate index recorded for the arm: 2 for a second import of an arm "
+            "already imported (the sign tests count it as a run, not as another arm).",
+            callback=at_least(1),
+        ),
+    ] = 1,
     seed: SeedOpt = DEFAULT_SEED,
     seed_file: SeedFileOpt = None,
     suite_dir: SuiteDirOpt = None,
     engine: EngineOpt = DEFAULT_ENGINE,
 ) -> None:
     """Store a folder of hand-written scripts as one arm of a new run, ready for grade-run (on
-    --engine: the scripts are that engine's SQL, and grade-run grades them on it)."""
+    --engine: the scripts are that engine's SQL, and grade-run grades them on it; --run: the
+    replicate index the report reads, 1 unless this is a re-import of the arm)."""
     from arrivalbench.agent.generate import import_scripts
     from arrivalbench.store.provenance import run_kind
 
@@ -88,11 +99,14 @@ def import_scripts_command(
         seed=seed,
         seed_commitment=private and private.commitment,
         role=role,
+        run=run_index,
         engine=engine,
     )
     out.print(
         text(
-            f"wrote {out_dir}: {len(run.cells())} cells in arm {arm}; "
+            f"wrote {out_dir}: {len(run.cells())} cells in arm {arm}"
+            + (f" (run {run_index})" if run_index != 1 else "")
+            + "; "
             f"grade it with: arrivalbench grade-run {out_dir}{suite_flags(suite_dir)}"
         ),
         soft_wrap=True,
@@ -101,10 +115,11 @@ def import_scripts_command(
 
 
 def import_inspect_command(
-    log_dir: Annotated[
-        Path,
+    log_dirs: Annotated[
+        list[Path],
         typer.Argument(
-            help="Log folder (or one log file) of 'inspect eval arrivalbench/arrivalbench'."
+            help="Log folders or log files of 'inspect eval arrivalbench/arrivalbench' (several "
+            "make one run, e.g. an arm and its intervention).",
         ),
     ],
     out_dir: NewRunOpt,
@@ -124,7 +139,7 @@ def import_inspect_command(
     from arrivalbench.store.provenance import run_kind
 
     private = secret(seed_file)
-    run, claims = import_logs(log_dir, out_dir, seed_commitment=private and private.commitment)
+    run, claims = import_logs(log_dirs, out_dir, seed_commitment=private and private.commitment)
     cells = run.cells()
     missing = sum(c.artifact_sha256 is None for c in cells)
     kept = run.verdicts().num_rows

@@ -36,6 +36,21 @@ def report_command(
         str | None,
         typer.Option("--runs", help="Run indices the tests count, comma-separated (default: 1)."),
     ] = None,
+    tasks: Annotated[
+        str | None,
+        typer.Option(
+            "--tasks",
+            help="Only these tasks' cells, comma-separated (every table, figure and test).",
+        ),
+    ] = None,
+    tasks_from_arm: Annotated[
+        str | None,
+        typer.Option(
+            "--tasks-from-arm",
+            metavar="ARM",
+            help="Only the tasks ARM has cells for (e.g. a human arm's), every arm recomputed over them.",
+        ),
+    ] = None,
     suite_dir: SuiteDirOpt = None,
 ) -> None:
     """Write the report of graded runs: tables and figures as Markdown, one HTML page, report.json, CSV and LaTeX (read only)."""
@@ -49,6 +64,8 @@ def report_command(
         unit=unit,
         arms=parse_arms(arms),
         runs=parse_runs(runs),
+        tasks=[t.strip() for t in tasks.split(",") if t.strip()] if tasks else None,
+        tasks_from_arm=tasks_from_arm,
     )
     out.print(text(f"wrote {files.html} (self-contained) and {files.markdown}"), soft_wrap=True)
     out.print(

@@ -117,7 +117,9 @@ class Runner:
         )
         self.replays += 1
         result = self._sandbox.run(job)
-        verdict = judge(result, expected, partial(compare, target=self.task.spec.target))
+        verdict = judge(
+            result, expected, partial(compare, target=self.task.spec.target, with_severity=True)
+        )
         outcome = Outcome(verdict.key, expected, result)
         if not observe:
             self._memo[deliveries] = outcome

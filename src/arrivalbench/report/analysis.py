@@ -87,6 +87,64 @@ def load_sources(paths: Sequence[Path]) -> list[Source]:
     return sources
 
 
+@dataclass(frozen=True)
+class TaskFilter:
+    """report --tasks / --tasks-from-arm: the tasks every table and test is computed over."""
+
+    given: tuple[str, ...] | None
+    from_arm: str | None
+    kept: tuple[str, ...]
+
+    def definition(self) -> str:
+        parts = []
+        if self.given is not None:
+            parts.append(f"the tasks named by --tasks ({', '.join(self.given)})")
+        if self.from_arm is not None:
+            parts.append(f"the tasks arm {self.from_arm} has cells for (--tasks-from-arm)")
+        return (
+            "Every table, figure and test is over "
+            + " that are also ".join(parts)
+            + f": {len(self.kept)} task{'s' * (len(self.kept) != 1)} ({', '.join(self.kept)}); "
+            "every other task's cells are left out of every denominator."
+        )
+
+
+def filter_tasks(
+    sources: Sequence[Source], tasks: Sequence[str] | None, from_arm: str | None
+) -> tuple[list[Source], TaskFilter | None]:
+    """The sources with only the cells of the chosen tasks (None: no filter given)."""
+    if tasks is None and from_arm is None:
+        return list(sources), None
+    present = sorted({o.task for s in sources for o in s.outcomes})
+    kept = set(present)
+    if tasks is not None:
+        for task in tasks:
+            if task not in present:
+                raise _unknown("task", task, present, "--tasks", "the runs' tasks")
+        kept &= set(tasks)
+    if from_arm is not None:
+        arms = {(s.labels[o.arm], o.arm): o.task for s in sources for o in s.outcomes}
+        names = sorted({n for pair in arms for n in pair})
+        if from_arm not in names:
+            raise _unknown("arm", from_arm, names, "--tasks-from-arm", "the runs' arms and labels")
+        kept &= {
+            o.task for s in sources for o in s.outcomes if from_arm in (o.arm, s.labels[o.arm])
+        }
+    chosen = tuple(sorted(kept))
+    filtered = [
+        dataclasses.replace(s, outcomes=[o for o in s.outcomes if o.task in kept]) for s in sources
+    ]
+    return filtered, TaskFilter(tuple(tasks) if tasks is not None else None, from_arm, chosen)
+
+
+def _unknown(kind: str, name: str, known: list[str], option: str, what: str) -> UsageError:
+    import difflib
+
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f" Did you mean '{close[0]}'?" if close else f" {what}: {', '.join(known)}."
+    return UsageError(f"{option} {name}: no {kind} '{name}' in the runs given.{hint}")
+
+
 def labelled(sources: Sequence[Source]) -> list[CellOutcome]:
     """Every run's outcomes with each arm under its label."""
     return [dataclasses.replace(o, arm=s.labels[o.arm]) for s in sources for o in s.outcomes]

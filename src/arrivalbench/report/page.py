@@ -15,6 +15,7 @@ from arrivalbench.report.figures import Figure
 from arrivalbench.report.format import Num, Table
 
 if TYPE_CHECKING:
+    from arrivalbench.analysis.outcomes import CellOutcome
     from arrivalbench.report.render import Report
 
 _STYLE = """
@@ -48,6 +49,10 @@ function openTarget() {
   const target = id ? document.getElementById(id) : null;
   let node = target;
   while (node) { if (node.tagName === "DETAILS") node.open = true; node = node.parentElement; }
+  // a cell's row: its details (script, diffs) are in the row after it, opened on arrival
+  const more = target && target.classList.contains("cell") ? target.nextElementSibling : null;
+  const details = more ? more.querySelector("details.cell") : null;
+  if (details) details.open = true;
   if (target) { target.classList.add("target"); target.scrollIntoView(); }
 }
 window.addEventListener("hashchange", openTarget);
@@ -194,10 +199,9 @@ def _tasks_html(report: Report, ids: _CellIds) -> str:
             for sch in shown:
                 record = records.get((o.arm, o.task, o.sample, sch))
                 if record:
-                    example = {k: v for k, v in record.items() if k not in _RECORD_NOISE}
                     detail.append(
                         f"<h4>{e(sch.replace('_', ' '))}: {e(o.verdicts.get(sch, ''))}</h4>"
-                        f"<pre>{e(_clip(json.dumps(example, indent=1, ensure_ascii=False, sort_keys=True)))}</pre>"
+                        + _record_html(record)
                     )
             data = transcript(source.run, stored, o.task, o.sample)
             if data is not None:
@@ -243,17 +247,117 @@ def _short_transcript(data: dict[str, object]) -> dict[str, object]:
 _RECORD_NOISE = frozenset({"schedule_sha256", "verdict", "seed_commitment"})
 
 
-def _cellsets_html(ids: _CellIds) -> str:
+def _value(value: object) -> str:
+    return html.escape("NULL" if value is None else str(value))
+
+
+def _record_html(record: dict[str, object]) -> str:
+    """A stored verdict as a reader wants it: a FAIL's diff as a table of expected against actual
+    values (changed rows per column, missing rows as expected only, extra rows as actual only),
+    with its counts and severity in one line; anything else (an ERROR) as its JSON."""
     e = html.escape
+    diff = record.get("diff")
+    if not isinstance(diff, dict) or not isinstance(diff.get("examples"), dict):
+        example = {k: v for k, v in record.items() if k not in _RECORD_NOISE}
+        return f"<pre>{e(_clip(json.dumps(example, indent=1, ensure_ascii=False, sort_keys=True)))}</pre>"
+    counts = ", ".join(f"{k} {v}" for k, v in (diff.get("counts") or {}).items() if v)
+    line = (
+        f"{counts or 'no counts'}; {diff.get('actual_rows')} rows against "
+        f"{diff.get('expected_rows')} expected"
+    )
+    severity = diff.get("severity")
+    if isinstance(severity, dict):
+        totals = "; ".join(
+            f"{column}: total {m.get('actual_total')} against {m.get('expected_total')}"
+            + (
+                f" ({100 * m['total_error']:.1f}% off)"
+                if isinstance(m.get("total_error"), int | float)
+                else ""
+            )
+            for column, m in (severity.get("measures") or {}).items()
+        )
+        line += f"; wrong rows {100 * float(severity.get('wrong_rows_share', 0)):.1f}%"
+        line += f"; {totals}" if totals else ""
+    rows = []
+    for kind, examples in diff["examples"].items():
+        for example in examples if isinstance(examples, list) else []:
+            if not isinstance(example, dict):
+                continue
+            if kind == "changed" and isinstance(example.get("columns"), dict):
+                key = ", ".join(f"{k}={v}" for k, v in (example.get("key") or {}).items())
+                for column, pair in example["columns"].items():
+                    pair = pair if isinstance(pair, dict) else {}
+                    why = f" ({pair['reason']})" if pair.get("reason") else ""
+                    rows.append(
+                        (
+                            kind,
+                            key,
+                            column,
+                            _value(pair.get("expected")),
+                            _value(pair.get("actual")) + e(why),
+                        )
+                    )
+            elif kind in ("missing", "extra"):
+                values = ", ".join(f"{k}={v}" for k, v in example.items() if k != "reason")
+                shown = e(values) + (
+                    f" ({e(str(example['reason']))})" if "reason" in example else ""
+                )
+                rows.append(
+                    (
+                        kind,
+                        "",
+                        "(row)",
+                        shown if kind == "missing" else "—",
+                        shown if kind == "extra" else "—",
+                    )
+                )
+            else:
+                text = json.dumps(example, ensure_ascii=False, sort_keys=True)
+                rows.append((kind, "", "", e(_clip(text)), ""))
+    body = "".join(
+        f'<tr><td class="label">{e(kind)}</td><td class="label">{e(key)}</td>'
+        f'<td class="label">{e(column)}</td><td>{expected}</td><td>{actual}</td></tr>'
+        for kind, key, column, expected, actual in rows
+    )
+    table = (
+        '<table class="diff"><thead><tr><th class="label">kind</th><th class="label">key</th>'
+        '<th class="label">column</th><th>expected</th><th>actual</th></tr></thead>'
+        f"<tbody>{body}</tbody></table>"
+        if rows
+        else ""
+    )
+    return f'<p class="diffline">{e(line)}</p>{table}'
+
+
+def _failing(o: CellOutcome) -> bool:
+    """A cell failing the snapshot or a declared hazard (FAIL or ERROR), as the task rows count it."""
+    return not o.snapshot_pass or any(o.verdicts.get(h) in ("FAIL", "ERROR") for h in o.hazards)
+
+
+def _cellsets_html(ids: _CellIds, report: Report | None = None) -> str:
+    e = html.escape
+    a = report.analysis if report is not None else None
+    failing = {(o.arm, o.task, o.sample) for o in a.outcomes if _failing(o)} if a else set()
     parts = [
         '<section id="cellsets"><h2>Cells behind the numbers</h2><p class="caption">Each number in a table '
-        "links here: the cells in its denominator, each linking to its row under Tasks and cells.</p>"
+        "links here: the cells in its denominator, those failing the snapshot or a declared hazard first, "
+        "each linking to its row under Tasks and cells, whose details open on arrival.</p>"
     ]
-    for cells, anchor in ids.sets.items():
-        links = ", ".join(
+
+    def links(cells: list[tuple[str, str, int]]) -> str:
+        return ", ".join(
             f'<a href="#{ids.cell[c]}">{e(c[0])} / {e(c[1])} / {c[2]}</a>' for c in cells
         )
-        parts.append(f'<p class="cellset" id="{anchor}">{len(cells)} cells: {links or "none"}</p>')
+
+    for cells, anchor in ids.sets.items():
+        bad = [c for c in cells if c in failing]
+        rest = [c for c in cells if c not in failing]
+        text = (
+            f"{len(bad)} failing: {links(bad)}; {len(rest)} others: {links(rest) or 'none'}"
+            if bad
+            else links(rest) or "none"
+        )
+        parts.append(f'<p class="cellset" id="{anchor}">{len(cells)} cells: {text}</p>')
     parts.append("</section>")
     return "".join(parts)
 
@@ -301,7 +405,7 @@ def render_html(report: Report, link: str) -> str:
         )
     if ids is not None:
         parts.append(_tasks_html(report, ids))
-        parts.append(_cellsets_html(ids))
+        parts.append(_cellsets_html(ids, report))
     parts += [f"<script>{_SCRIPT}</script>", "</body>", "</html>", ""]
     return "\n".join(parts)
 

@@ -16,7 +16,14 @@ from pathlib import Path
 from arrivalbench.analysis.signtests import TestResult
 from arrivalbench.analysis.stats import DEFAULT_BOOTSTRAP_SEED, signature
 from arrivalbench.errors import UsageError
-from arrivalbench.report.analysis import Analysis, Source, labelled, load_sources
+from arrivalbench.report.analysis import (
+    Analysis,
+    Source,
+    TaskFilter,
+    filter_tasks,
+    labelled,
+    load_sources,
+)
 from arrivalbench.report.engines import engine_figure, engine_table, engine_verdict_table
 from arrivalbench.report.figures import Figure, guard_figure, hazard_figure, snapshot_gap_figure
 from arrivalbench.report.format import Num, Table
@@ -33,9 +40,11 @@ from arrivalbench.report.tables import (
     intervention_table,
     main_table,
     paired_table,
+    pooled_hazard_table,
     reference_table,
     repair_effect_table,
     repair_table,
+    severity_table,
 )
 from arrivalbench.terminal import visible
 
@@ -50,6 +59,7 @@ class Report:
     blocks: tuple[Table | Figure, ...]  # in reading order
     analysis: Analysis | None = None
     tests: tuple[TestResult, ...] = ()  # every hypothesis test, in a fixed order (report.json)
+    task_filter: TaskFilter | None = None  # report --tasks / --tasks-from-arm
 
 
 @dataclass(frozen=True)
@@ -72,11 +82,15 @@ def build_report(
     seed: int = DEFAULT_BOOTSTRAP_SEED,
     arms: Sequence[str] | None = None,
     runs: frozenset[int] | None = None,
+    tasks: Sequence[str] | None = None,
+    tasks_from_arm: str | None = None,
 ) -> Report:
     """Read the runs and compute every table and figure; nothing is written.
 
     `arms` / `runs` choose the arms the sign tests and the signature count (report --arms /
-    --runs); by default the model arms (unhinted) of run 1 (analysis/roles.py).
+    --runs); by default the model arms (unhinted) of run 1 (analysis/roles.py). `tasks` /
+    `tasks_from_arm` keep only those tasks' cells (report --tasks / --tasks-from-arm; both:
+    the tasks in both).
     """
     if unit not in UNITS:
         raise UsageError(f"--unit {unit!r}: expected one of {', '.join(UNITS)}.")
@@ -84,7 +98,7 @@ def build_report(
         raise UsageError(
             f"--resamples {resamples}: use at least 100 (10000 for reported intervals)."
         )
-    sources = load_sources(paths)
+    sources, task_filter = filter_tasks(load_sources(paths), tasks, tasks_from_arm)
     a = Analysis(
         sources,
         labelled(sources),
@@ -121,16 +135,20 @@ def build_report(
         guard_figure(a),
         crash_table(a),
         *human_tables(a),
+        severity_table(a),
         idioms_table(a),
+        pooled_hazard_table(a),
         *diagnosis_tables(a),
     ]
     blocks = _numbered(blocks)
     return Report(
         sources=tuple(sources),
-        paragraphs=tuple(_header(sources, unit, resamples, seed)),
+        paragraphs=tuple(_header(sources, unit, resamples, seed))
+        + ((("Tasks", task_filter.definition()),) if task_filter else ()),
         blocks=tuple(blocks),
         analysis=a,
         tests=tests,
+        task_filter=task_filter,
     )
 
 
@@ -420,6 +438,14 @@ def report_json(report: Report) -> str:
         "tables": tables,
         "cells": cells,
     }
+    if report.task_filter is not None:  # absent without a filter: earlier reports' bytes hold
+        f = report.task_filter
+        document["task_filter"] = {
+            "tasks": list(f.given) if f.given is not None else None,
+            "tasks_from_arm": f.from_arm,
+            "kept": list(f.kept),
+            "definition": f.definition(),
+        }
     return json.dumps(document, indent=1, sort_keys=False, ensure_ascii=False) + "\n"
 
 
@@ -486,9 +512,20 @@ def write_report(
     seed: int = DEFAULT_BOOTSTRAP_SEED,
     arms: Sequence[str] | None = None,
     runs: frozenset[int] | None = None,
+    tasks: Sequence[str] | None = None,
+    tasks_from_arm: str | None = None,
 ) -> ReportFiles:
     """Build the report of the runs and write every file under `out`; returns where they are."""
-    report = build_report(paths, resamples=resamples, unit=unit, seed=seed, arms=arms, runs=runs)
+    report = build_report(
+        paths,
+        resamples=resamples,
+        unit=unit,
+        seed=seed,
+        arms=arms,
+        runs=runs,
+        tasks=tasks,
+        tasks_from_arm=tasks_from_arm,
+    )
     out = Path(out)
     files = ReportFiles(
         markdown=out / "report.md",

@@ -521,3 +521,91 @@ def diagnosis_tables(a: Analysis) -> list[Table]:
             rows=tuple(rows),
         )
     ]
+
+
+def severity_table(a: Analysis) -> Table:
+    """How wrong the silent failures are, beside the gap (analysis/severities.py)."""
+    from arrivalbench.analysis.severities import MISSTATED, severity_summaries
+
+    summaries = severity_summaries(a.outcomes)
+    rows = []
+    for arm in a.arms:
+        s = summaries.get(arm)
+        if s is None:
+            rows.append((arm, fmt.count(0), fmt.count(0), "—", "—", "—", "—", "—"))
+            continue
+        rows.append(
+            (
+                arm,
+                fmt.count(s.fails),
+                fmt.count(s.measured, s.cells),
+                fmt.pct(s.wrong_rows_median),
+                fmt.pct(s.wrong_rows_p90),
+                fmt.pct(s.total_error_median),
+                fmt.pct(s.total_error_p90),
+                fmt.share(s.misstated, s.measured, s.cells),
+            )
+        )
+    return Table(
+        key="severity",
+        title="Severity of the silent failures",
+        caption=(
+            "Every FAIL on a declared hazard of a snapshot-passing cell (the FAILs behind the gap), pooled over "
+            "(cell, hazard), not averaged over tasks. Wrong rows is the share of target rows the FAIL got wrong "
+            "(1 - right rows share); total error the largest relative error of a numeric measure column's total, "
+            "|sum actual - sum expected| / |sum expected|; median and 90th percentile over the arm's measured FAILs. "
+            f"The last column counts the FAILs mis-stating a total by more than {MISSTATED:.0%}. Measured FAILs are "
+            "those graded with record format 2 (older runs' FAILs carry no severity: regrade them). Severity says how "
+            "wrong a table is, beside the gap, never replacing it."
+        ),
+        columns=(
+            "arm",
+            "silent FAILs",
+            "measured",
+            "wrong rows: median",
+            "wrong rows: p90",
+            "total error: median",
+            "total error: p90",
+            "mis-stating a total >1%",
+        ),
+        rows=tuple(rows),
+    )
+
+
+def pooled_hazard_table(a: Analysis) -> Table:
+    """Per-hazard counts pooled over cells under both denominators (analysis/pooled.py)."""
+    from arrivalbench.analysis.pooled import pooled_hazards
+
+    hazards = [h for h in (*ORDERING, *IDEMPOTENCY) if h in a.hazards()]
+    rules = (pooled_hazards(a.outcomes), pooled_hazards(a.outcomes, strict=True))
+    rows = []
+    for arm in a.arms:
+        row: list[str] = [arm]
+        for rule in rules:
+            pooled = rule.get(arm)
+            for h in hazards:
+                x, n = pooled.counts.get(h, (0, 0)) if pooled else (0, 0)
+                row.append(fmt.Num(f"{x}/{n}", x / n) if n else "—")
+            row.append(fmt.pp(pooled.weakest_link if pooled else None))
+        rows.append(tuple(row))
+    names = [h.replace("_", " ") for h in hazards]
+    return Table(
+        key="hazards_pooled",
+        title="Per-hazard counts pooled over cells, under both denominators",
+        caption=(
+            "PASS counts x/n (the CSV holds x/n as a fraction) pooled over cells rather than averaged over tasks (the rule for an arm whose cells per "
+            "task vary, such as a human arm). Per-hazard rule: a hazard over the cells with an artifact whose verdict "
+            "on it is PASS or FAIL. Strict rule: every hazard over the gap's cells (snapshot-passing, no ERROR on any "
+            "declared hazard). Weakest link: the weaker ordering rate minus the weakest idempotency rate, in points. "
+            "The mean over tasks is the hazards table's and the main table's; --tasks-from-arm recomputes every arm "
+            "over one arm's tasks."
+        ),
+        columns=(
+            "arm",
+            *(f"{n}: per-hazard" for n in names),
+            "weakest link: per-hazard",
+            *(f"{n}: strict" for n in names),
+            "weakest link: strict",
+        ),
+        rows=tuple(rows),
+    )
