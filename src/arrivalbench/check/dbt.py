@@ -19,7 +19,9 @@ import dataclasses
 import importlib.util
 import io
 import os
+import re
 import shutil
+import textwrap
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +67,9 @@ class DbtProject:
     """The source's table name alone (the table an --oracle query reads)."""
     model_relation: str
     """'schema.alias' of the model's relation: the target."""
+    seeds: str = ""
+    """The seeds the model depends on, directly or not, space-separated (a dbt selector): loaded
+    by `dbt seed` into each replay's new database before its first delivery."""
 
     @property
     def project_dir(self) -> str:
@@ -118,8 +123,12 @@ def copy_project(
     ):
         raise CheckInputError(f"--dbt-project needs dbt-core and dbt-duckdb; {INSTALL_HINT}.")
     if not (project / "dbt_project.yml").is_file():
+        from arrivalbench.check.log import resolved_hint
+
+        what = "no dbt_project.yml there" if project.is_dir() else "folder not found"
         raise CheckInputError(
-            f"--dbt-project {project}: no dbt_project.yml there; pass the folder of a dbt project."
+            f"--dbt-project {project}: {what}{resolved_hint(project)}; pass the folder of a dbt "
+            "project."
         )
     if source.count(".") != 1:
         raise CheckInputError(
@@ -172,7 +181,28 @@ def _resolve(manifest: Any, project: DbtProject, where: str, source: str) -> Dbt
         source_relation=f"{found.schema}.{found.identifier}",
         source_table=found.identifier,
         model_relation=f"{node.schema}.{node.alias}",
+        seeds=" ".join(_upstream_seeds(manifest, node.unique_id)),
     )
+
+
+def _upstream_seeds(manifest: Any, unique_id: str) -> list[str]:
+    """The names of the seeds a node depends on, through any chain of refs."""
+    seen: set[str] = set()
+    pending = [unique_id]
+    seeds: list[str] = []
+    while pending:
+        node = manifest.nodes.get(pending.pop())
+        if node is None:
+            continue
+        for parent in getattr(node.depends_on, "nodes", ()) or ():
+            if parent in seen:
+                continue
+            seen.add(parent)
+            found = manifest.nodes.get(parent)
+            if found is not None and found.resource_type == "seed":
+                seeds.append(found.name)
+            pending.append(parent)
+    return sorted(seeds)
 
 
 @dataclass(frozen=True)
@@ -207,19 +237,34 @@ class ParseJob:
 
         _RUNNERS.clear()
         _RUNNERS[self.project.scratch] = dbtRunner(manifest=result.result)
-        fields = ("source_relation", "source_table", "model_relation")
+        fields = ("source_relation", "source_table", "model_relation", "seeds")
         row = {name: [getattr(resolved, name)] for name in fields}
         return ReplayResult(pa.table(row), None, 0.0, 0)
 
 
-def parsed_project(project: DbtProject, result: ReplayResult) -> DbtProject:
-    """The project with what its ParseJob found; a CheckInputError for what the user must fix."""
+class WorkerStartError(RuntimeError):
+    """The worker did not finish parsing the project (too slow a start, or it died): the check
+    could not run. Not bad input (the project may be fine): the CLI says so in one line and
+    exits 1, never 2."""
+
+
+def parsed_project(project: DbtProject, result: ReplayResult, startup: float) -> DbtProject:
+    """The project with what its ParseJob found; a CheckInputError for what the user must fix,
+    a WorkerStartError when the worker was too slow or died."""
     if result.error is not None:
         if result.error.error_class == BAD_PROJECT:
             raise CheckInputError(result.error.message)
-        raise CheckInputError(
-            f"dbt could not parse the project ({result.error.error_class}: "
-            f"{result.error.message.splitlines()[0] if result.error.message else ''})."
+        if result.error.error_class == "timeout":
+            load = os.getloadavg()[0]
+            raise WorkerStartError(
+                f"check did not run: parsing the dbt project took longer than {startup:g} s "
+                f"(load average {load:.1f} on {os.cpu_count()} cores); the project may be "
+                "fine: raise --startup-timeout or retry on a quieter machine."
+            )
+        first = result.error.message.splitlines()[0] if result.error.message else ""
+        raise WorkerStartError(
+            f"check did not run: the worker parsing the dbt project failed "
+            f"({result.error.error_class}: {first})."
         )
     assert result.target is not None
     return dataclasses.replace(project, **result.target.to_pylist()[0])
@@ -248,13 +293,28 @@ def _close_adapter() -> None:
     DuckDBConnectionManager._ENV = None
 
 
+_WRAPPER = re.compile(
+    r"^\s*(?:Runtime|Database|Compilation|Dependency) Error in \w+ \S+(?: \(.*\))?\s*$"
+)
+
+
+def engine_text(message: str) -> str:
+    """The engine's own words of a dbt node error: dbt's wrapper line ("Runtime Error in model
+    stg_events (models/stg_events.sql)") dropped and the rest dedented, so the first line, the
+    one a table shows, is the engine's ("Binder Error: Referenced column ... not found")."""
+    lines = message.strip().splitlines()
+    if len(lines) > 1 and _WRAPPER.match(lines[0]):
+        lines = lines[1:]
+    return textwrap.dedent("\n".join(lines)).strip()
+
+
 def _failure(result: Any) -> str:
-    """What made a dbt invocation fail, in one message."""
+    """What made a dbt invocation fail, in one message: the node's name and the engine's text."""
     if result.exception is not None:
-        return str(result.exception).strip()
+        return engine_text(str(result.exception))
     for node in getattr(result.result, "results", None) or ():
         if str(node.status).lower() in ("error", "fail", "runstatus.error"):
-            return f"{node.node.name}: {str(node.message).strip()}"
+            return f"{node.node.name}: {engine_text(str(node.message))}"
     return "dbt run failed"
 
 
@@ -295,6 +355,16 @@ class DbtCheckJob:
                 os.remove(path)
         spent = 0.0
         runs = 0
+        if self.project.seeds:  # the seeds the model refs, in the new database, once
+            heartbeat(schedule.deliveries[0].batch_id, None)
+            seed = ["seed", "--select", *self.project.seeds.split(), *self.project.args()]
+            with contextlib.redirect_stdout(io.StringIO()):
+                result = runner.invoke(seed)
+            _close_adapter()
+            if not result.success:
+                message = f"dbt seed: {_failure(result)}"
+                error = RunError("sql_error", schedule.deliveries[0].batch_id, None, message)
+                return ReplayResult(None, error, spent, runs)
         selector = [
             "run",
             "--select",

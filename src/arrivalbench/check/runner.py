@@ -35,7 +35,7 @@ import pyarrow as pa
 from arrivalbench import __version__
 from arrivalbench.check.delivery import MODES, Mode, arrival_base, first_arrivals
 from arrivalbench.check.jobs import LogFile, SqlCheckJob
-from arrivalbench.check.log import LogColumns, read_log
+from arrivalbench.check.log import LogColumns, read_log, resolved_hint
 from arrivalbench.check.verdict import comparing
 from arrivalbench.engines import DEFAULT_ENGINE, Limits, engine_info, get_engine, oracle_engine
 from arrivalbench.errors import CheckInputError, UnknownNameError, UsageError
@@ -49,6 +49,9 @@ from arrivalbench.verdict import Record, Verdict, judge
 
 CHECK_SCHEDULES: tuple[str, ...] = tuple(n for n in REGISTRY if n != "snapshot")
 """The suite's schedules but the snapshot (with one log, it is single_batch)."""
+STARTUP_TIMEOUT = 600.0
+"""check's default worker start limit: parsing a dbt project on a loaded 2-core machine took
+over 120 s (grade's limit), which was then misreported as a project that does not parse."""
 ORACLE_TABLE = "arrivalbench_oracle"
 """The table an --oracle query fills on an engine other than DuckDB."""
 
@@ -72,6 +75,8 @@ class CheckConfig:
     oracle: Path | None = None
     ignore_columns: tuple[str, ...] = ()
     engine: str = DEFAULT_ENGINE
+    startup_timeout: float = STARTUP_TIMEOUT
+    """How long a worker may take to start a job, parsing the dbt project included."""
 
     @property
     def is_dbt(self) -> bool:
@@ -127,7 +132,10 @@ def validate(config: CheckConfig) -> None:
             "landing table's name alone."
         )
     if config.oracle is not None and not config.oracle.is_file():
-        raise CheckInputError(f"--oracle {config.oracle}: file not found; pass a .sql query.")
+        raise CheckInputError(
+            f"--oracle {config.oracle}: file not found{resolved_hint(config.oracle)}; pass a "
+            ".sql query."
+        )
 
 
 def resolve(selection: str | None) -> list[str]:
@@ -201,6 +209,8 @@ class Check:
 
     config: CheckConfig
     on_progress: Callable[[str, int, int, dict[str, Any] | None], None] = lambda *a: None
+    on_status: Callable[[str], None] = lambda message: None
+    """What the check is doing before its first schedule (e.g. "parsing the dbt project…")."""
     _scratch: str = field(default="", init=False)
     _sandbox: Sandbox = field(default_factory=Sandbox, init=False, repr=False)
 
@@ -210,9 +220,12 @@ class Check:
         names = resolve(config.schedules)
         get_engine(config.engine)  # a server engine starts here, before the worker that uses it
         self._scratch = tempfile.mkdtemp(prefix="arrivalbench-check-")
-        self._sandbox = Sandbox()
+        self._sandbox = Sandbox(startup_seconds=config.startup_timeout)
         try:
             return self._run(script, names)
+        except KeyboardInterrupt:
+            self._sandbox.abort()  # not close(): that would wait for the worker's current job
+            raise
         finally:
             self._sandbox.close()
             shutil.rmtree(self._scratch, ignore_errors=True)
@@ -231,7 +244,8 @@ class Check:
                 config.dbt_project, config.model, config.source, self._scratch, config.limits
             )
             parse = ParseJob(project, config.source, str(config.dbt_project), config.limits)
-            project = parsed_project(project, sandbox.run(parse))
+            self.on_status("parsing the dbt project…")
+            project = parsed_project(project, sandbox.run(parse), config.startup_timeout)
             oracle_table, target = project.source_table, config.model
         else:
             assert config.source_table and config.target

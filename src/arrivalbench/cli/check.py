@@ -104,6 +104,14 @@ def check(
     memory_limit: CheckMemoryLimitOpt = CHECK_LIMITS.memory_limit,
     replay_timeout: ReplayTimeoutOpt = CHECK_LIMITS.replay_timeout,
     engine: CheckEngineOpt = DEFAULT_ENGINE,
+    startup_timeout: Annotated[
+        float,
+        typer.Option(
+            "--startup-timeout",
+            help="Seconds a worker may take to start, parsing the dbt project included "
+            "(raise it on a busy machine).",
+        ),
+    ] = 600.0,
 ) -> None:
     """Check your own pipeline or dbt model on your own log: exit 0 all PASS, 1 a FAIL or ERROR."""
     from arrivalbench.check import Check, CheckConfig, LogColumns, exit_code
@@ -131,7 +139,22 @@ def check(
         oracle=oracle,
         ignore_columns=tuple(ignore_column or ()),
         engine=engine,
+        startup_timeout=startup_timeout,
     )
+    if startup_timeout <= 0:
+        from arrivalbench.errors import UsageError
+
+        raise UsageError(
+            f"--startup-timeout {startup_timeout:g}: give a positive number of seconds."
+        )
+    if pipeline is not None and not pipeline.exists():
+        from arrivalbench.check.log import resolved_hint
+        from arrivalbench.errors import PipelineInputError
+
+        raise PipelineInputError(
+            f"{pipeline}: pipeline file not found{resolved_hint(pipeline)}; pass the path of a "
+            ".sql file."
+        )
     script = read_pipeline(pipeline, limits.max_script_bytes) if pipeline is not None else None
     started = time.monotonic()
 
@@ -146,7 +169,16 @@ def check(
                 )
             )
 
-    record, _ = Check(config, on_progress=progress).run(script)
+    def status(message: str) -> None:
+        err.print(text(f"check: {message}"))
+
+    from arrivalbench.check.dbt import WorkerStartError
+
+    try:
+        record, _ = Check(config, on_progress=progress, on_status=status).run(script)
+    except WorkerStartError as exc:
+        err.print(text(f"arrivalbench: {exc}"), soft_wrap=True)
+        raise typer.Exit(1) from None
     if junit is not None:
         write_junit(record, f"arrivalbench check {record['task']}", junit)
     if as_json:
