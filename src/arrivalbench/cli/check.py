@@ -185,6 +185,7 @@ def check(
         sys.stdout.write(dumps(record))
     else:
         check_table(record)
+        print_failures(record)
     raise typer.Exit(exit_code(record))
 
 
@@ -198,3 +199,29 @@ def check_table(record: dict[str, Any]) -> None:
     for name, reason in record["skipped"].items():
         table.add_row(text(name), text(("skipped", "dim")), text(reason))
     out.print(table)
+
+
+def print_failures(record: dict[str, Any]) -> None:
+    """Per FAIL, its first differing row and the mistake its shape points to (explain's label
+    and sentence), then how to see the whole diff of one schedule."""
+    from arrivalbench.check.verdict import first_difference, likely_cause
+    from arrivalbench.explain import SENTENCES
+
+    failed = {n: e for n, e in record["verdicts"].items() if e["verdict"] == "FAIL"}
+    if not failed:
+        return
+    out.print("Diagnosis (from each diff's shape):", style="dim")
+    for name, entry in failed.items():
+        diff = entry.get("diff") or {}
+        first = first_difference(diff)
+        out.print(text(f"  {name}: first differing row: {first or 'none shown'}"), soft_wrap=True)
+        label = likely_cause(name, diff)
+        if label is not None:
+            sentence = SENTENCES[label].split(":")[0].rstrip(".")
+            out.print(text(f"    likely {label}: {sentence}."), soft_wrap=True)
+    first_failed = next(iter(failed))
+    out.print("The whole diff of one schedule:", style="dim")
+    out.print(
+        text(f"  rerun this command with --schedules {first_failed} --json (its 'diff' field)"),
+        soft_wrap=True,
+    )
