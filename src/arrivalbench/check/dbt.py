@@ -67,6 +67,9 @@ class DbtProject:
     """The source's table name alone (the table an --oracle query reads)."""
     model_relation: str
     """'schema.alias' of the model's relation: the target."""
+    adapter: str = DUCKDB.name
+    """The engine dbt runs on: duckdb (a file in the scratch folder) or postgres (the harness's
+    private server: each replay's own database and role, named to dbt through PG_ENV)."""
     seeds: str = ""
     """The seeds the model depends on, directly or not, space-separated (a dbt selector): loaded
     by `dbt seed` into each replay's new database before its first delivery."""
@@ -112,16 +115,47 @@ def _profile_name(project: Path) -> str:
     return data["profile"]
 
 
+PG_ENV = ("ARRIVALBENCH_DBT_HOST", "ARRIVALBENCH_DBT_ROLE", "ARRIVALBENCH_DBT_DATABASE")
+"""The environment variables the harness's PostgreSQL profile reads (env_var): the server's
+socket folder, the replay's role and database, set in the worker before each dbt invocation."""
+
+
+def _profile_output(adapter: str, scratch: str, limits: Limits) -> dict[str, Any]:
+    if adapter == DUCKDB.name:
+        settings = {"threads": 1, "memory_limit": limits.memory_limit}
+        path = os.path.join(scratch, DATABASE_FILE)
+        return {"type": "duckdb", "path": path, "threads": 1, "settings": settings}
+    host, role, database = (f"{{{{ env_var('{name}') }}}}" for name in PG_ENV)
+    return {
+        "type": "postgres",
+        "host": host,
+        "port": 5432,
+        "user": role,
+        "password": "",
+        "dbname": database,
+        "schema": "public",
+        "threads": 1,
+    }
+
+
 def copy_project(
-    project: Path, model: str, source: str, scratch: str, limits: Limits
+    project: Path,
+    model: str,
+    source: str,
+    scratch: str,
+    limits: Limits,
+    adapter: str = DUCKDB.name,
 ) -> DbtProject:
     """Copy the project to the scratch folder and write the harness's profile there. What the
     project holds (the model, the source) is learnt by parsing it in the worker: `ParseJob`."""
-    if (
-        importlib.util.find_spec("dbt") is None
-        or importlib.util.find_spec("dbt.adapters.duckdb") is None
-    ):
-        raise CheckInputError(f"--dbt-project needs dbt-core and dbt-duckdb; {INSTALL_HINT}.")
+    package = f"dbt-{adapter}"
+    if importlib.util.find_spec("dbt") is None:
+        raise CheckInputError(f"--dbt-project needs dbt-core and {package}; {INSTALL_HINT}.")
+    if importlib.util.find_spec(f"dbt.adapters.{adapter}") is None:
+        raise CheckInputError(
+            f"--dbt-project with --engine {adapter} needs {package}, which is not installed; "
+            f"{INSTALL_HINT}."
+        )
     if not (project / "dbt_project.yml").is_file():
         from arrivalbench.check.log import resolved_hint
 
@@ -138,15 +172,10 @@ def copy_project(
     profile = _profile_name(project)
     shutil.copytree(project, os.path.join(scratch, "project"), ignore=IGNORED)
     os.makedirs(os.path.join(scratch, "profiles"))
-    settings = {"threads": 1, "memory_limit": limits.memory_limit}
-    output = {
-        "type": DUCKDB.dbt_adapter,
-        "path": os.path.join(scratch, DATABASE_FILE),
-        "threads": 1,
-    }
-    config = {profile: {"target": "check", "outputs": {"check": {**output, "settings": settings}}}}
+    output = _profile_output(adapter, scratch, limits)
+    config = {profile: {"target": "check", "outputs": {"check": output}}}
     Path(scratch, "profiles", "profiles.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    return DbtProject(scratch, model, "", "", "")
+    return DbtProject(scratch, model, "", "", "", adapter=adapter)
 
 
 BAD_PROJECT = "bad_dbt_project"
@@ -221,6 +250,8 @@ class ParseJob:
     def run(
         self, engine: Engine, statements: list[Statement], heartbeat: Heartbeat
     ) -> ReplayResult:
+        for name in PG_ENV:  # parsing renders the profile but never connects
+            os.environ.setdefault(name, "unused")
         with contextlib.redirect_stdout(io.StringIO()):
             result = _runner().invoke(["parse", *self.project.args()])
         _close_adapter()
@@ -270,11 +301,11 @@ def parsed_project(project: DbtProject, result: ReplayResult, startup: float) ->
     return dataclasses.replace(project, **result.target.to_pylist()[0])
 
 
-def dbt_version() -> str:
+def dbt_version(adapter: str = DUCKDB.name) -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return f"dbt-core {version('dbt-core')}, dbt-duckdb {version('dbt-duckdb')}"
+        return f"dbt-core {version('dbt-core')}, dbt-{adapter} {version(f'dbt-{adapter}')}"
     except PackageNotFoundError:
         return "not installed"
 
@@ -294,7 +325,7 @@ def _close_adapter() -> None:
 
 
 _WRAPPER = re.compile(
-    r"^\s*(?:Runtime|Database|Compilation|Dependency) Error in \w+ \S+(?: \(.*\))?\s*$"
+    r"^\s*(?:Runtime|Database|Compilation|Dependency) Error(?: in \w+ \S+(?: \(.*\))?)?\s*$"
 )
 
 
@@ -318,6 +349,17 @@ def _failure(result: Any) -> str:
     return "dbt run failed"
 
 
+def _retarget(runner: Any, database: str) -> None:
+    """Point the warm manifest's relations at this replay's database: it was parsed once, with
+    the profile's placeholder, and dbt-postgres refuses a relation of another database."""
+    manifest = getattr(runner, "manifest", None)
+    if manifest is None:
+        return
+    for node in (*manifest.nodes.values(), *manifest.sources.values()):
+        if getattr(node, "database", None) is not None:
+            node.database = database
+
+
 def _warm_runner(project: DbtProject) -> Any:
     """The dbtRunner holding the project's parsed manifest (ParseJob made it in this worker), so
     a run skips parsing; a plain one if this worker is not the one that parsed."""
@@ -339,8 +381,18 @@ class DbtCheckJob:
     engine: str = DUCKDB.name
     cap: ResultCap | None = None
 
+    @property
+    def uses_database(self) -> bool:
+        """On PostgreSQL the supervisor makes the replay's database and role (as for a SQL
+        pipeline) and the worker hands it to `run`; dbt-duckdb's file is the job's own."""
+        return self.engine != DUCKDB.name
+
     def run(
-        self, engine: Engine, statements: list[Statement], heartbeat: Heartbeat
+        self,
+        engine: Engine,
+        statements: list[Statement],
+        heartbeat: Heartbeat,
+        database: Any = None,
     ) -> ReplayResult:
         runner = _warm_runner(self.project)
         log = self.log.load()
@@ -348,11 +400,15 @@ class DbtCheckJob:
         schedule = full_refresh_schedule(log) if full else self.schedule
         base = arrival_base(log)
         deadline = time.monotonic() + self.limits.replay_timeout
-        database = self.project.database
-        _close_adapter()
-        for path in (database, database + ".wal"):
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(path)
+        if database is not None:  # PostgreSQL: this replay's new database, named to the profile
+            values = (database.socket, database.role, database.name)
+            os.environ.update(dict(zip(PG_ENV, values, strict=True)))
+            _retarget(runner, database.name)
+        else:
+            _close_adapter()
+            for path in (self.project.database, self.project.database + ".wal"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(path)
         spent = 0.0
         runs = 0
         if self.project.seeds:  # the seeds the model refs, in the new database, once
@@ -381,8 +437,8 @@ class DbtCheckJob:
                     log, delivery.rows, delivery.omit_columns, self.arrival_column, stamps
                 )
                 try:
-                    self._land(table)
-                except duckdb.Error as exc:  # e.g. the model dropped or reshaped the source
+                    self._land(table, database)
+                except (duckdb.Error, *engine.errors) as exc:  # the model reshaped the source
                     message = f"loading the delivery into {self.project.source_relation}: {exc}"
                     error = RunError("sql_error", delivery.batch_id, None, message)
                     return ReplayResult(None, error, spent, runs)
@@ -404,9 +460,19 @@ class DbtCheckJob:
                     error = RunError("sql_error", delivery.batch_id, None, _failure(result))
                     return ReplayResult(None, error, spent, runs)
         heartbeat(schedule.deliveries[-1].batch_id, None)
-        return self._read_target(spent, runs, schedule.deliveries[-1].batch_id)
+        return self._read_target(spent, runs, schedule.deliveries[-1].batch_id, database)
 
-    def _land(self, table: pa.Table) -> None:
+    def _land(self, table: pa.Table, database: Any) -> None:
+        if database is not None:
+            session = database.session()
+            try:
+                if self.mode == "batch":
+                    schema, name = self.project.source_relation.split(".")
+                    session.execute(f'DROP TABLE IF EXISTS "{schema}"."{name}"')
+                session.append_batch(self.project.source_relation, table)
+            finally:
+                session.close()
+            return
         con = duckdb.connect(self.project.database, config={"threads": 1})
         try:
             session = DuckDBSession(con.cursor())
@@ -417,8 +483,27 @@ class DbtCheckJob:
         finally:
             con.close()
 
-    def _read_target(self, spent: float, runs: int, last: int) -> ReplayResult:
+    def _read_target(self, spent: float, runs: int, last: int, database: Any) -> ReplayResult:
         schema, name = self.project.model_relation.split(".")
+        if database is not None:
+            session = database.session()
+            try:
+                session.execute(
+                    f'CREATE TEMP TABLE arrivalbench_target AS SELECT * FROM "{schema}"."{name}"'
+                )
+                table = session.read_table("arrivalbench_target")
+            except Exception as exc:  # psycopg's UndefinedTable: the model made no relation
+                message = (
+                    f"model relation {self.project.model_relation} does not exist after the "
+                    f"last delivery ({str(exc).splitlines()[0]})"
+                )
+                return ReplayResult(
+                    None, RunError("missing_target", last, None, message), spent, runs
+                )
+            finally:
+                session.close()
+            assert table is not None
+            return ReplayResult(table, None, spent, runs)
         con = duckdb.connect(self.project.database, config={"threads": 1})
         try:
             table = con.sql(f'SELECT * FROM "{schema}"."{name}"').to_arrow_table()

@@ -14,7 +14,8 @@ piece of SQL the user gives: the full refresh is the same script on the same eng
 `--oracle` query runs there too (as `CREATE TABLE ... AS <query>` over the complete log), so
 a PostgreSQL pipeline is judged by PostgreSQL's own semantics, never by DuckDB's reading of
 it. Batch and landing modes run on every engine (a landing table on SQLite is a bare name: it
-has no schemas); dbt projects run on dbt-duckdb only, refused up front on the others.
+has no schemas); dbt projects run on dbt-duckdb or dbt-postgres (the harness's server, a
+database and role per replay), refused up front on SQLite.
 """
 
 from __future__ import annotations
@@ -123,8 +124,8 @@ def validate(config: CheckConfig) -> None:
     engine = engine_info(config.engine)
     if engine.dbt_adapter is None and config.is_dbt:
         raise UsageError(
-            f"check --dbt-project runs dbt-duckdb only; --engine {config.engine} is for "
-            "--pipeline P.sql (drop --engine to check the dbt project on DuckDB)."
+            f"check --dbt-project runs dbt-duckdb or dbt-postgres; --engine {config.engine} is "
+            "for --pipeline P.sql (use --engine duckdb or postgres for the dbt project)."
         )
     if not engine.schemas and config.source_table and "." in config.source_table:
         raise UsageError(
@@ -241,7 +242,12 @@ class Check:
 
             assert config.dbt_project and config.model and config.source
             project = copy_project(
-                config.dbt_project, config.model, config.source, self._scratch, config.limits
+                config.dbt_project,
+                config.model,
+                config.source,
+                self._scratch,
+                config.limits,
+                adapter=engine_info(config.engine).dbt_adapter or "duckdb",
             )
             parse = ParseJob(project, config.source, str(config.dbt_project), config.limits)
             self.on_status("parsing the dbt project…")
@@ -268,7 +274,14 @@ class Check:
                 from arrivalbench.check.dbt import DbtCheckJob
 
                 return DbtCheckJob(
-                    project, config.limits, log_file, schedule, mode, arrival, stamps
+                    project,
+                    config.limits,
+                    log_file,
+                    schedule,
+                    mode,
+                    arrival,
+                    stamps,
+                    engine=config.engine,
                 )
             assert script is not None and config.source_table and config.target
             return SqlCheckJob(
@@ -327,7 +340,10 @@ class Check:
 
             assert config.dbt_project is not None
             sha = _project_sha256(config.dbt_project)
-            extra: dict[str, Any] = {"model": config.model, "dbt_version": dbt_version()}
+            extra: dict[str, Any] = {
+                "model": config.model,
+                "dbt_version": dbt_version(project.adapter if project else "duckdb"),
+            }
         else:
             assert script is not None
             sha = artifact_sha256(script)

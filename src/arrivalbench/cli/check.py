@@ -179,6 +179,9 @@ def check(
     except WorkerStartError as exc:
         err.print(text(f"arrivalbench: {exc}"), soft_wrap=True)
         raise typer.Exit(1) from None
+    except KeyboardInterrupt:  # Typer would turn it into a silent exit 130
+        err.print("arrivalbench: interrupted", highlight=False)
+        raise typer.Exit(130) from None
     if junit is not None:
         write_junit(record, f"arrivalbench check {record['task']}", junit)
     if as_json:
