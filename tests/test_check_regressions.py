@@ -187,7 +187,11 @@ def test_regression_ctrl_c_printed_the_workers_keyboardinterrupt_traceback(
          "--log", str(orders), *SQL_ARGS, *LOG_ARGS, "--schedules", "single_batch"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True,
     )  # fmt: skip
-    time.sleep(6)  # the worker is inside the statement
+    children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+    deadline = time.monotonic() + 60
+    while not children.read_text().split() and time.monotonic() < deadline:
+        time.sleep(0.2)  # until the replay worker runs
+    time.sleep(3)  # the worker is inside the statement
     os.killpg(process.pid, signal.SIGINT)  # a terminal's Ctrl-C reaches the whole group
     _, stderr = process.communicate(timeout=60)
     lines = stderr.decode().strip().splitlines()
@@ -224,3 +228,53 @@ def test_regression_a_model_that_refs_a_seed_errored_on_every_schedule(
     assert done.returncode == 1
     assert 'Referenced column "amount_usd" not found' in done.stdout
     assert "Runtime Error in model" not in done.stdout
+
+
+# --- dbt on PostgreSQL (issue 27, item 1) ---------------------------------------------------------
+
+
+def test_dbt_postgres_missing_is_one_line_exit_2(
+    orders: Path, monkeypatch: pytest.MonkeyPatch, postgres_engine
+):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "dbt.adapters.postgres" else real(name, *a),
+    )
+    done = run_cli(
+        "check", "--dbt-project", SHOP, "--model", "orders_fixed", "--source", "raw.orders",
+        "--log", orders, *LOG_ARGS, "--engine", "postgres",
+    )  # fmt: skip
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "needs dbt-postgres, which is not installed" in lines[0]
+
+
+@pytest.mark.slow
+def test_dbt_shop_on_postgres_watermark_fails_late_arrival_and_fixed_passes(
+    orders: Path, postgres_engine
+):
+    """The example project on dbt-duckdb and dbt-postgres side by side (`--engine` twice): the
+    watermark model FAILs late_arrival on both; the fixed one PASSes on PostgreSQL."""
+    pytest.importorskip("dbt.adapters.postgres")
+    import json
+
+    args = (
+        "--dbt-project", SHOP, "--source", "raw.orders", "--log", orders, *LOG_ARGS,
+        "--arrival-column", "_loaded_at", "--ignore-column", "_loaded_at",
+        "--schedules", "in_order_stream,late_arrival", "--json",
+    )  # fmt: skip
+    both = ("--engine", "duckdb", "--engine", "postgres")
+    done = run_cli("check", *args, *both, "--model", "orders_watermark")
+    assert done.returncode == 1, done.stderr
+    records = json.loads(done.stdout)["engines"]
+    assert list(records) == ["duckdb", "postgres"]
+    assert "dbt-postgres 1.11" in records["postgres"]["dbt_version"]
+    for record in records.values():
+        got = {name: entry["verdict"] for name, entry in record["verdicts"].items()}
+        assert got == {"in_order_stream": "PASS", "late_arrival": "FAIL"}, record["engine"]
+    done = run_cli("check", *args, "--engine", "postgres", "--model", "orders_fixed")
+    assert done.returncode == 0, done.stdout
