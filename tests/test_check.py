@@ -544,7 +544,8 @@ def test_dbt_bad_input_is_one_line_and_exit_2(
         "--log", orders, *LOG_ARGS,
     )  # fmt: skip
     assert done.returncode == 2, (done.stdout, done.stderr)
-    lines = done.stderr.strip().splitlines()
+    # "check: parsing the dbt project…" is progress, printed before the project is known bad
+    lines = [x for x in done.stderr.strip().splitlines() if not x.startswith("check: ")]
     assert len(lines) == 1 and needle in lines[0], done.stderr
 
 
@@ -670,8 +671,7 @@ def test_sql_pipeline_on_postgres_against_its_own_full_refresh(
 @pytest.mark.parametrize(
     ("case", "needle"),
     [
-        ("dbt_on_sqlite", "check --dbt-project runs dbt-duckdb only; --engine sqlite is for"),
-        ("dbt_on_postgres", "check --dbt-project runs dbt-duckdb only; --engine postgres is for"),
+        ("dbt_on_sqlite", "check --dbt-project runs dbt-duckdb or dbt-postgres; --engine sqlite"),
         ("landing_in_a_schema_on_sqlite", "--source-table raw.orders: SQLite has no schemas"),
         ("unknown_engine", "Unknown engine 'mysql'"),
     ],

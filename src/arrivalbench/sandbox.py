@@ -273,7 +273,9 @@ class Sandbox:
     failure is that job's ERROR. The worker's replies are plain data (`replies`), never pickles.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, startup_seconds: float = STARTUP_SECONDS) -> None:
+        self.startup_seconds = startup_seconds
+        """How long a job may take before its first heartbeat (`check` raises it for dbt)."""
         self._process: subprocess.Popen[bytes] | None = None
         self._conn: Connection | None = None
         self._environment: dict[str, str] = {}
@@ -391,7 +393,7 @@ class Sandbox:
         started: float | None = None
         while True:
             if started is None:
-                patience = STARTUP_SECONDS
+                patience = self.startup_seconds
             else:
                 budget_left = started + limits.replay_timeout - time.monotonic()
                 patience = max(0.0, min(limits.statement_timeout, budget_left)) + KILL_GRACE_SECONDS
@@ -411,7 +413,7 @@ class Sandbox:
                 if started is None:
                     return _NotStarted(
                         "timeout",
-                        f"the replay did not start within {STARTUP_SECONDS:g} s; worker killed",
+                        f"the replay did not start within {self.startup_seconds:g} s; worker killed",
                     )
                 error = RunError(
                     "timeout",
@@ -444,6 +446,11 @@ class Sandbox:
             else:
                 self._kill()
                 raise HarnessError(f"the replay worker failed (a harness defect):\n{reply.message}")
+
+    def abort(self) -> None:
+        """Kill the worker at once (an interrupt: its job is not waited for), then close."""
+        self._kill()
+        self.close()
 
     def close(self) -> None:
         if self._conn is not None and self._process is not None and self._process.poll() is None:
@@ -487,6 +494,9 @@ def main(argv: list[str]) -> None:
     if "pandas" not in sys.modules:
         sys.meta_path.insert(0, _NoPandas())
     die_with_parent(int(argv[2]))
+    # Ctrl-C reaches the whole process group: the supervisor unwinds and ends the worker; the
+    # worker itself printing a KeyboardInterrupt traceback from the middle of a job helps nobody.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _serve(Connection(int(argv[1])))
 
 

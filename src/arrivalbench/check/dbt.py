@@ -19,7 +19,9 @@ import dataclasses
 import importlib.util
 import io
 import os
+import re
 import shutil
+import textwrap
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +67,12 @@ class DbtProject:
     """The source's table name alone (the table an --oracle query reads)."""
     model_relation: str
     """'schema.alias' of the model's relation: the target."""
+    adapter: str = DUCKDB.name
+    """The engine dbt runs on: duckdb (a file in the scratch folder) or postgres (the harness's
+    private server: each replay's own database and role, named to dbt through PG_ENV)."""
+    seeds: str = ""
+    """The seeds the model depends on, directly or not, space-separated (a dbt selector): loaded
+    by `dbt seed` into each replay's new database before its first delivery."""
 
     @property
     def project_dir(self) -> str:
@@ -107,19 +115,54 @@ def _profile_name(project: Path) -> str:
     return data["profile"]
 
 
+PG_ENV = ("ARRIVALBENCH_DBT_HOST", "ARRIVALBENCH_DBT_ROLE", "ARRIVALBENCH_DBT_DATABASE")
+"""The environment variables the harness's PostgreSQL profile reads (env_var): the server's
+socket folder, the replay's role and database, set in the worker before each dbt invocation."""
+
+
+def _profile_output(adapter: str, scratch: str, limits: Limits) -> dict[str, Any]:
+    if adapter == DUCKDB.name:
+        settings = {"threads": 1, "memory_limit": limits.memory_limit}
+        path = os.path.join(scratch, DATABASE_FILE)
+        return {"type": "duckdb", "path": path, "threads": 1, "settings": settings}
+    host, role, database = (f"{{{{ env_var('{name}') }}}}" for name in PG_ENV)
+    return {
+        "type": "postgres",
+        "host": host,
+        "port": 5432,
+        "user": role,
+        "password": "",
+        "dbname": database,
+        "schema": "public",
+        "threads": 1,
+    }
+
+
 def copy_project(
-    project: Path, model: str, source: str, scratch: str, limits: Limits
+    project: Path,
+    model: str,
+    source: str,
+    scratch: str,
+    limits: Limits,
+    adapter: str = DUCKDB.name,
 ) -> DbtProject:
     """Copy the project to the scratch folder and write the harness's profile there. What the
     project holds (the model, the source) is learnt by parsing it in the worker: `ParseJob`."""
-    if (
-        importlib.util.find_spec("dbt") is None
-        or importlib.util.find_spec("dbt.adapters.duckdb") is None
-    ):
-        raise CheckInputError(f"--dbt-project needs dbt-core and dbt-duckdb; {INSTALL_HINT}.")
-    if not (project / "dbt_project.yml").is_file():
+    package = f"dbt-{adapter}"
+    if importlib.util.find_spec("dbt") is None:
+        raise CheckInputError(f"--dbt-project needs dbt-core and {package}; {INSTALL_HINT}.")
+    if importlib.util.find_spec(f"dbt.adapters.{adapter}") is None:
         raise CheckInputError(
-            f"--dbt-project {project}: no dbt_project.yml there; pass the folder of a dbt project."
+            f"--dbt-project with --engine {adapter} needs {package}, which is not installed; "
+            f"{INSTALL_HINT}."
+        )
+    if not (project / "dbt_project.yml").is_file():
+        from arrivalbench.check.log import resolved_hint
+
+        what = "no dbt_project.yml there" if project.is_dir() else "folder not found"
+        raise CheckInputError(
+            f"--dbt-project {project}: {what}{resolved_hint(project)}; pass the folder of a dbt "
+            "project."
         )
     if source.count(".") != 1:
         raise CheckInputError(
@@ -129,15 +172,10 @@ def copy_project(
     profile = _profile_name(project)
     shutil.copytree(project, os.path.join(scratch, "project"), ignore=IGNORED)
     os.makedirs(os.path.join(scratch, "profiles"))
-    settings = {"threads": 1, "memory_limit": limits.memory_limit}
-    output = {
-        "type": DUCKDB.dbt_adapter,
-        "path": os.path.join(scratch, DATABASE_FILE),
-        "threads": 1,
-    }
-    config = {profile: {"target": "check", "outputs": {"check": {**output, "settings": settings}}}}
+    output = _profile_output(adapter, scratch, limits)
+    config = {profile: {"target": "check", "outputs": {"check": output}}}
     Path(scratch, "profiles", "profiles.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    return DbtProject(scratch, model, "", "", "")
+    return DbtProject(scratch, model, "", "", "", adapter=adapter)
 
 
 BAD_PROJECT = "bad_dbt_project"
@@ -172,7 +210,28 @@ def _resolve(manifest: Any, project: DbtProject, where: str, source: str) -> Dbt
         source_relation=f"{found.schema}.{found.identifier}",
         source_table=found.identifier,
         model_relation=f"{node.schema}.{node.alias}",
+        seeds=" ".join(_upstream_seeds(manifest, node.unique_id)),
     )
+
+
+def _upstream_seeds(manifest: Any, unique_id: str) -> list[str]:
+    """The names of the seeds a node depends on, through any chain of refs."""
+    seen: set[str] = set()
+    pending = [unique_id]
+    seeds: list[str] = []
+    while pending:
+        node = manifest.nodes.get(pending.pop())
+        if node is None:
+            continue
+        for parent in getattr(node.depends_on, "nodes", ()) or ():
+            if parent in seen:
+                continue
+            seen.add(parent)
+            found = manifest.nodes.get(parent)
+            if found is not None and found.resource_type == "seed":
+                seeds.append(found.name)
+            pending.append(parent)
+    return sorted(seeds)
 
 
 @dataclass(frozen=True)
@@ -191,6 +250,8 @@ class ParseJob:
     def run(
         self, engine: Engine, statements: list[Statement], heartbeat: Heartbeat
     ) -> ReplayResult:
+        for name in PG_ENV:  # parsing renders the profile but never connects
+            os.environ.setdefault(name, "unused")
         with contextlib.redirect_stdout(io.StringIO()):
             result = _runner().invoke(["parse", *self.project.args()])
         _close_adapter()
@@ -207,29 +268,44 @@ class ParseJob:
 
         _RUNNERS.clear()
         _RUNNERS[self.project.scratch] = dbtRunner(manifest=result.result)
-        fields = ("source_relation", "source_table", "model_relation")
+        fields = ("source_relation", "source_table", "model_relation", "seeds")
         row = {name: [getattr(resolved, name)] for name in fields}
         return ReplayResult(pa.table(row), None, 0.0, 0)
 
 
-def parsed_project(project: DbtProject, result: ReplayResult) -> DbtProject:
-    """The project with what its ParseJob found; a CheckInputError for what the user must fix."""
+class WorkerStartError(RuntimeError):
+    """The worker did not finish parsing the project (too slow a start, or it died): the check
+    could not run. Not bad input (the project may be fine): the CLI says so in one line and
+    exits 1, never 2."""
+
+
+def parsed_project(project: DbtProject, result: ReplayResult, startup: float) -> DbtProject:
+    """The project with what its ParseJob found; a CheckInputError for what the user must fix,
+    a WorkerStartError when the worker was too slow or died."""
     if result.error is not None:
         if result.error.error_class == BAD_PROJECT:
             raise CheckInputError(result.error.message)
-        raise CheckInputError(
-            f"dbt could not parse the project ({result.error.error_class}: "
-            f"{result.error.message.splitlines()[0] if result.error.message else ''})."
+        if result.error.error_class == "timeout":
+            load = os.getloadavg()[0]
+            raise WorkerStartError(
+                f"check did not run: parsing the dbt project took longer than {startup:g} s "
+                f"(load average {load:.1f} on {os.cpu_count()} cores); the project may be "
+                "fine: raise --startup-timeout or retry on a quieter machine."
+            )
+        first = result.error.message.splitlines()[0] if result.error.message else ""
+        raise WorkerStartError(
+            f"check did not run: the worker parsing the dbt project failed "
+            f"({result.error.error_class}: {first})."
         )
     assert result.target is not None
     return dataclasses.replace(project, **result.target.to_pylist()[0])
 
 
-def dbt_version() -> str:
+def dbt_version(adapter: str = DUCKDB.name) -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return f"dbt-core {version('dbt-core')}, dbt-duckdb {version('dbt-duckdb')}"
+        return f"dbt-core {version('dbt-core')}, dbt-{adapter} {version(f'dbt-{adapter}')}"
     except PackageNotFoundError:
         return "not installed"
 
@@ -248,14 +324,40 @@ def _close_adapter() -> None:
     DuckDBConnectionManager._ENV = None
 
 
+_WRAPPER = re.compile(
+    r"^\s*(?:Runtime|Database|Compilation|Dependency) Error(?: in \w+ \S+(?: \(.*\))?)?\s*$"
+)
+
+
+def engine_text(message: str) -> str:
+    """The engine's own words of a dbt node error: dbt's wrapper line ("Runtime Error in model
+    stg_events (models/stg_events.sql)") dropped and the rest dedented, so the first line, the
+    one a table shows, is the engine's ("Binder Error: Referenced column ... not found")."""
+    lines = message.strip().splitlines()
+    if len(lines) > 1 and _WRAPPER.match(lines[0]):
+        lines = lines[1:]
+    return textwrap.dedent("\n".join(lines)).strip()
+
+
 def _failure(result: Any) -> str:
-    """What made a dbt invocation fail, in one message."""
+    """What made a dbt invocation fail, in one message: the node's name and the engine's text."""
     if result.exception is not None:
-        return str(result.exception).strip()
+        return engine_text(str(result.exception))
     for node in getattr(result.result, "results", None) or ():
         if str(node.status).lower() in ("error", "fail", "runstatus.error"):
-            return f"{node.node.name}: {str(node.message).strip()}"
+            return f"{node.node.name}: {engine_text(str(node.message))}"
     return "dbt run failed"
+
+
+def _retarget(runner: Any, database: str) -> None:
+    """Point the warm manifest's relations at this replay's database: it was parsed once, with
+    the profile's placeholder, and dbt-postgres refuses a relation of another database."""
+    manifest = getattr(runner, "manifest", None)
+    if manifest is None:
+        return
+    for node in (*manifest.nodes.values(), *manifest.sources.values()):
+        if getattr(node, "database", None) is not None:
+            node.database = database
 
 
 def _warm_runner(project: DbtProject) -> Any:
@@ -279,8 +381,18 @@ class DbtCheckJob:
     engine: str = DUCKDB.name
     cap: ResultCap | None = None
 
+    @property
+    def uses_database(self) -> bool:
+        """On PostgreSQL the supervisor makes the replay's database and role (as for a SQL
+        pipeline) and the worker hands it to `run`; dbt-duckdb's file is the job's own."""
+        return self.engine != DUCKDB.name
+
     def run(
-        self, engine: Engine, statements: list[Statement], heartbeat: Heartbeat
+        self,
+        engine: Engine,
+        statements: list[Statement],
+        heartbeat: Heartbeat,
+        database: Any = None,
     ) -> ReplayResult:
         runner = _warm_runner(self.project)
         log = self.log.load()
@@ -288,13 +400,27 @@ class DbtCheckJob:
         schedule = full_refresh_schedule(log) if full else self.schedule
         base = arrival_base(log)
         deadline = time.monotonic() + self.limits.replay_timeout
-        database = self.project.database
-        _close_adapter()
-        for path in (database, database + ".wal"):
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(path)
+        if database is not None:  # PostgreSQL: this replay's new database, named to the profile
+            values = (database.socket, database.role, database.name)
+            os.environ.update(dict(zip(PG_ENV, values, strict=True)))
+            _retarget(runner, database.name)
+        else:
+            _close_adapter()
+            for path in (self.project.database, self.project.database + ".wal"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(path)
         spent = 0.0
         runs = 0
+        if self.project.seeds:  # the seeds the model refs, in the new database, once
+            heartbeat(schedule.deliveries[0].batch_id, None)
+            seed = ["seed", "--select", *self.project.seeds.split(), *self.project.args()]
+            with contextlib.redirect_stdout(io.StringIO()):
+                result = runner.invoke(seed)
+            _close_adapter()
+            if not result.success:
+                message = f"dbt seed: {_failure(result)}"
+                error = RunError("sql_error", schedule.deliveries[0].batch_id, None, message)
+                return ReplayResult(None, error, spent, runs)
         selector = [
             "run",
             "--select",
@@ -311,8 +437,8 @@ class DbtCheckJob:
                     log, delivery.rows, delivery.omit_columns, self.arrival_column, stamps
                 )
                 try:
-                    self._land(table)
-                except duckdb.Error as exc:  # e.g. the model dropped or reshaped the source
+                    self._land(table, database)
+                except (duckdb.Error, *engine.errors) as exc:  # the model reshaped the source
                     message = f"loading the delivery into {self.project.source_relation}: {exc}"
                     error = RunError("sql_error", delivery.batch_id, None, message)
                     return ReplayResult(None, error, spent, runs)
@@ -334,9 +460,19 @@ class DbtCheckJob:
                     error = RunError("sql_error", delivery.batch_id, None, _failure(result))
                     return ReplayResult(None, error, spent, runs)
         heartbeat(schedule.deliveries[-1].batch_id, None)
-        return self._read_target(spent, runs, schedule.deliveries[-1].batch_id)
+        return self._read_target(spent, runs, schedule.deliveries[-1].batch_id, database)
 
-    def _land(self, table: pa.Table) -> None:
+    def _land(self, table: pa.Table, database: Any) -> None:
+        if database is not None:
+            session = database.session()
+            try:
+                if self.mode == "batch":
+                    schema, name = self.project.source_relation.split(".")
+                    session.execute(f'DROP TABLE IF EXISTS "{schema}"."{name}"')
+                session.append_batch(self.project.source_relation, table)
+            finally:
+                session.close()
+            return
         con = duckdb.connect(self.project.database, config={"threads": 1})
         try:
             session = DuckDBSession(con.cursor())
@@ -347,8 +483,27 @@ class DbtCheckJob:
         finally:
             con.close()
 
-    def _read_target(self, spent: float, runs: int, last: int) -> ReplayResult:
+    def _read_target(self, spent: float, runs: int, last: int, database: Any) -> ReplayResult:
         schema, name = self.project.model_relation.split(".")
+        if database is not None:
+            session = database.session()
+            try:
+                session.execute(
+                    f'CREATE TEMP TABLE arrivalbench_target AS SELECT * FROM "{schema}"."{name}"'
+                )
+                table = session.read_table("arrivalbench_target")
+            except Exception as exc:  # psycopg's UndefinedTable: the model made no relation
+                message = (
+                    f"model relation {self.project.model_relation} does not exist after the "
+                    f"last delivery ({str(exc).splitlines()[0]})"
+                )
+                return ReplayResult(
+                    None, RunError("missing_target", last, None, message), spent, runs
+                )
+            finally:
+                session.close()
+            assert table is not None
+            return ReplayResult(table, None, spent, runs)
         con = duckdb.connect(self.project.database, config={"threads": 1})
         try:
             table = con.sql(f'SELECT * FROM "{schema}"."{name}"').to_arrow_table()

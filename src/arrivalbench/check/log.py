@@ -60,13 +60,22 @@ def _relation(where: str) -> tuple[str, str | None, str]:
             "(or SCHEMA.TABLE)."
         )
     if not Path(path).is_file():
-        raise CheckInputError(f"--log {path}: file not found; pass a Parquet, CSV or JSON file.")
+        raise CheckInputError(
+            f"--log {path}: file not found{resolved_hint(path)}; pass a Parquet, CSV or JSON file."
+        )
     if table is None and suffix not in READERS:
         raise CheckInputError(
             f"--log {path}: unknown log format {suffix or '(no suffix)'!r}; give a .parquet, "
             ".csv or .json file, or FILE.duckdb:TABLE."
         )
     return path, table, READERS.get(suffix, "")
+
+
+def resolved_hint(path: str | Path) -> str:
+    """' (looked for /abs/path)' for a relative path, so a user run from another folder sees
+    where the harness looked; '' for an absolute one."""
+    given = Path(path)
+    return "" if given.is_absolute() else f" (looked for {given.resolve()})"
 
 
 def read_log(where: str, columns: LogColumns, source: str) -> Log:
@@ -89,6 +98,8 @@ def read_log(where: str, columns: LogColumns, source: str) -> Log:
             first = str(exc).splitlines()[0]
             raise CheckInputError(f"--log {where}: cannot read the log ({first}).") from None
         types = {name: kind for name, kind, *_ in described}
+        if table is None and reader == "read_csv" and _no_csv_rows(con, path, relation):
+            raise CheckInputError(f"--log {where}: the log has no rows.")
         _check_columns(where, columns, types)
         key, time = _q(columns.key), _q(columns.event_time)
         nulls, repeats, no_time = con.execute(
@@ -135,6 +146,14 @@ def read_log(where: str, columns: LogColumns, source: str) -> Log:
         key_column=columns.key,
         time_column=columns.event_time,
     )
+
+
+def _no_csv_rows(con: duckdb.DuckDBPyConnection, path: str, relation: str) -> bool:
+    """A 0-byte CSV (DuckDB reads it as one column, `column0`) or a header alone (every column
+    VARCHAR): no rows, which is what to say, before any column or type complaint."""
+    if Path(path).stat().st_size == 0:
+        return True
+    return con.execute(f"SELECT count(*) FROM {relation}").fetchall()[0][0] == 0
 
 
 def _sql_string(text: str) -> str:

@@ -14,7 +14,8 @@ piece of SQL the user gives: the full refresh is the same script on the same eng
 `--oracle` query runs there too (as `CREATE TABLE ... AS <query>` over the complete log), so
 a PostgreSQL pipeline is judged by PostgreSQL's own semantics, never by DuckDB's reading of
 it. Batch and landing modes run on every engine (a landing table on SQLite is a bare name: it
-has no schemas); dbt projects run on dbt-duckdb only, refused up front on the others.
+has no schemas); dbt projects run on dbt-duckdb or dbt-postgres (the harness's server, a
+database and role per replay), refused up front on SQLite.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import pyarrow as pa
 from arrivalbench import __version__
 from arrivalbench.check.delivery import MODES, Mode, arrival_base, first_arrivals
 from arrivalbench.check.jobs import LogFile, SqlCheckJob
-from arrivalbench.check.log import LogColumns, read_log
+from arrivalbench.check.log import LogColumns, read_log, resolved_hint
 from arrivalbench.check.verdict import comparing
 from arrivalbench.engines import DEFAULT_ENGINE, Limits, engine_info, get_engine, oracle_engine
 from arrivalbench.errors import CheckInputError, UnknownNameError, UsageError
@@ -49,6 +50,9 @@ from arrivalbench.verdict import Record, Verdict, judge
 
 CHECK_SCHEDULES: tuple[str, ...] = tuple(n for n in REGISTRY if n != "snapshot")
 """The suite's schedules but the snapshot (with one log, it is single_batch)."""
+STARTUP_TIMEOUT = 600.0
+"""check's default worker start limit: parsing a dbt project on a loaded 2-core machine took
+over 120 s (grade's limit), which was then misreported as a project that does not parse."""
 ORACLE_TABLE = "arrivalbench_oracle"
 """The table an --oracle query fills on an engine other than DuckDB."""
 
@@ -72,6 +76,8 @@ class CheckConfig:
     oracle: Path | None = None
     ignore_columns: tuple[str, ...] = ()
     engine: str = DEFAULT_ENGINE
+    startup_timeout: float = STARTUP_TIMEOUT
+    """How long a worker may take to start a job, parsing the dbt project included."""
 
     @property
     def is_dbt(self) -> bool:
@@ -118,8 +124,8 @@ def validate(config: CheckConfig) -> None:
     engine = engine_info(config.engine)
     if engine.dbt_adapter is None and config.is_dbt:
         raise UsageError(
-            f"check --dbt-project runs dbt-duckdb only; --engine {config.engine} is for "
-            "--pipeline P.sql (drop --engine to check the dbt project on DuckDB)."
+            f"check --dbt-project runs dbt-duckdb or dbt-postgres; --engine {config.engine} is "
+            "for --pipeline P.sql (use --engine duckdb or postgres for the dbt project)."
         )
     if not engine.schemas and config.source_table and "." in config.source_table:
         raise UsageError(
@@ -127,7 +133,10 @@ def validate(config: CheckConfig) -> None:
             "landing table's name alone."
         )
     if config.oracle is not None and not config.oracle.is_file():
-        raise CheckInputError(f"--oracle {config.oracle}: file not found; pass a .sql query.")
+        raise CheckInputError(
+            f"--oracle {config.oracle}: file not found{resolved_hint(config.oracle)}; pass a "
+            ".sql query."
+        )
 
 
 def resolve(selection: str | None) -> list[str]:
@@ -201,6 +210,8 @@ class Check:
 
     config: CheckConfig
     on_progress: Callable[[str, int, int, dict[str, Any] | None], None] = lambda *a: None
+    on_status: Callable[[str], None] = lambda message: None
+    """What the check is doing before its first schedule (e.g. "parsing the dbt project…")."""
     _scratch: str = field(default="", init=False)
     _sandbox: Sandbox = field(default_factory=Sandbox, init=False, repr=False)
 
@@ -210,9 +221,12 @@ class Check:
         names = resolve(config.schedules)
         get_engine(config.engine)  # a server engine starts here, before the worker that uses it
         self._scratch = tempfile.mkdtemp(prefix="arrivalbench-check-")
-        self._sandbox = Sandbox()
+        self._sandbox = Sandbox(startup_seconds=config.startup_timeout)
         try:
             return self._run(script, names)
+        except KeyboardInterrupt:
+            self._sandbox.abort()  # not close(): that would wait for the worker's current job
+            raise
         finally:
             self._sandbox.close()
             shutil.rmtree(self._scratch, ignore_errors=True)
@@ -228,10 +242,16 @@ class Check:
 
             assert config.dbt_project and config.model and config.source
             project = copy_project(
-                config.dbt_project, config.model, config.source, self._scratch, config.limits
+                config.dbt_project,
+                config.model,
+                config.source,
+                self._scratch,
+                config.limits,
+                adapter=engine_info(config.engine).dbt_adapter or "duckdb",
             )
             parse = ParseJob(project, config.source, str(config.dbt_project), config.limits)
-            project = parsed_project(project, sandbox.run(parse))
+            self.on_status("parsing the dbt project…")
+            project = parsed_project(project, sandbox.run(parse), config.startup_timeout)
             oracle_table, target = project.source_table, config.model
         else:
             assert config.source_table and config.target
@@ -254,7 +274,14 @@ class Check:
                 from arrivalbench.check.dbt import DbtCheckJob
 
                 return DbtCheckJob(
-                    project, config.limits, log_file, schedule, mode, arrival, stamps
+                    project,
+                    config.limits,
+                    log_file,
+                    schedule,
+                    mode,
+                    arrival,
+                    stamps,
+                    engine=config.engine,
                 )
             assert script is not None and config.source_table and config.target
             return SqlCheckJob(
@@ -313,7 +340,10 @@ class Check:
 
             assert config.dbt_project is not None
             sha = _project_sha256(config.dbt_project)
-            extra: dict[str, Any] = {"model": config.model, "dbt_version": dbt_version()}
+            extra: dict[str, Any] = {
+                "model": config.model,
+                "dbt_version": dbt_version(project.adapter if project else "duckdb"),
+            }
         else:
             assert script is not None
             sha = artifact_sha256(script)

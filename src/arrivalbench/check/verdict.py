@@ -82,3 +82,51 @@ def comparing(
         return compare_tables(wanted, actual, spec, ignore, with_severity=True)
 
     return compared
+
+
+LATE = ("late_arrival", "out_of_order", "backfill")
+REPEATED = ("duplicate_delivery", "crash_retry", "backfill")
+
+
+def likely_cause(schedule: str, diff: dict) -> str | None:
+    """The explain label a FAIL's shape points to (a label of explain.SENTENCES), or None.
+
+    Read off the schedule's hazard and the diff's counts, not replayed: `grade`'s diagnosis
+    replays counterfactual truths against a task's oracle, which a user's pipeline has none of.
+    Rows missing under lateness are dropped late events; keys doubled under a redelivery are
+    copies counted; a crash's other damage is its partial apply; values changed under
+    reordering are arrival order taken for event order.
+    """
+    counts = diff.get("counts", {})
+    if schedule == "schema_evolution":
+        return "schema_column_lost"
+    if counts.get("missing") and schedule in LATE:
+        return "late_dropped"
+    if (counts.get("duplicate_key") or counts.get("extra")) and schedule in REPEATED:
+        return "duplicates_counted"
+    if schedule == "crash_retry":
+        return "crash_partial_apply"
+    if counts.get("changed") and schedule == "out_of_order":
+        return "arrival_order_wins"
+    return None
+
+
+def first_difference(diff: dict) -> str | None:
+    """The first differing row of a FAIL's diff, in one line: what kind, then the row."""
+    examples = diff.get("examples", {})
+    for kind in ("missing", "extra", "duplicate_key", "changed", "schema", "uncomparable"):
+        rows = examples.get(kind)
+        if rows:
+            row = rows[0]
+            if kind == "changed":
+                columns = ", ".join(
+                    f"{name} expected {change.get('expected')}, got {change.get('actual')}"
+                    for name, change in row.get("columns", {}).items()
+                )
+                return f"changed {_fields(row.get('key', {}))}: {columns}"
+            return f"{kind.replace('_', ' ')} {_fields(row)}"
+    return None
+
+
+def _fields(row: dict) -> str:
+    return "{" + ", ".join(f"{name}: {value}" for name, value in row.items()) + "}"

@@ -15,7 +15,6 @@ from arrivalbench.cli.options import (
     CHECK_LIMITS,
     DEFAULT_ENGINE,
     DEFAULT_SEED,
-    CheckEngineOpt,
     CheckMemoryLimitOpt,
     CheckStatementTimeoutOpt,
     JunitOpt,
@@ -103,12 +102,30 @@ def check(
     statement_timeout: CheckStatementTimeoutOpt = CHECK_LIMITS.statement_timeout,
     memory_limit: CheckMemoryLimitOpt = CHECK_LIMITS.memory_limit,
     replay_timeout: ReplayTimeoutOpt = CHECK_LIMITS.replay_timeout,
-    engine: CheckEngineOpt = DEFAULT_ENGINE,
+    engine: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--engine",
+            help="Engine the pipeline runs on: duckdb, sqlite or postgres; its full refresh and "
+            "an --oracle query run there too (dbt projects: duckdb or postgres). Give it twice "
+            "to see both engines' verdicts side by side.",
+            callback=_engines,
+        ),
+    ] = None,
+    startup_timeout: Annotated[
+        float,
+        typer.Option(
+            "--startup-timeout",
+            help="Seconds a worker may take to start, parsing the dbt project included "
+            "(raise it on a busy machine).",
+        ),
+    ] = 600.0,
 ) -> None:
     """Check your own pipeline or dbt model on your own log: exit 0 all PASS, 1 a FAIL or ERROR."""
     from arrivalbench.check import Check, CheckConfig, LogColumns, exit_code
     from arrivalbench.grade import dumps
 
+    engines = list(dict.fromkeys(engine or [DEFAULT_ENGINE]))
     limits = Limits(
         statement_timeout=statement_timeout,
         memory_limit=memory_limit,
@@ -130,8 +147,23 @@ def check(
         schedules=schedules,
         oracle=oracle,
         ignore_columns=tuple(ignore_column or ()),
-        engine=engine,
+        engine=engines[0],
+        startup_timeout=startup_timeout,
     )
+    if startup_timeout <= 0:
+        from arrivalbench.errors import UsageError
+
+        raise UsageError(
+            f"--startup-timeout {startup_timeout:g}: give a positive number of seconds."
+        )
+    if pipeline is not None and not pipeline.exists():
+        from arrivalbench.check.log import resolved_hint
+        from arrivalbench.errors import PipelineInputError
+
+        raise PipelineInputError(
+            f"{pipeline}: pipeline file not found{resolved_hint(pipeline)}; pass the path of a "
+            ".sql file."
+        )
     script = read_pipeline(pipeline, limits.max_script_bytes) if pipeline is not None else None
     started = time.monotonic()
 
@@ -146,14 +178,83 @@ def check(
                 )
             )
 
-    record, _ = Check(config, on_progress=progress).run(script)
+    def status(message: str) -> None:
+        err.print(text(f"check: {message}"))
+
+    import dataclasses
+
+    from arrivalbench.check.dbt import WorkerStartError
+
+    records: dict[str, dict[str, Any]] = {}
+    try:
+        for name in engines:
+            if len(engines) > 1:
+                status(f"on {name}")
+            one = dataclasses.replace(config, engine=name)
+            records[name], _ = Check(one, on_progress=progress, on_status=status).run(script)
+    except WorkerStartError as exc:
+        err.print(text(f"arrivalbench: {exc}"), soft_wrap=True)
+        raise typer.Exit(1) from None
+    except KeyboardInterrupt:  # Typer would turn it into a silent exit 130
+        err.print("arrivalbench: interrupted", highlight=False)
+        raise typer.Exit(130) from None
+    if len(records) > 1:
+        if junit is not None:
+            for name, record in records.items():
+                where = junit.with_name(f"{junit.stem}.{name}{junit.suffix}")
+                write_junit(record, f"arrivalbench check {record['task']} on {name}", where)
+        if as_json:
+            sys.stdout.write(dumps({"engines": records}))
+        else:
+            side_by_side(records)
+            for name, record in records.items():
+                print_failures(record, f" on {name}")
+        raise typer.Exit(max(exit_code(r) for r in records.values()))
+    record = records[engines[0]]
     if junit is not None:
         write_junit(record, f"arrivalbench check {record['task']}", junit)
     if as_json:
         sys.stdout.write(dumps(record))
     else:
         check_table(record)
+        print_failures(record)
     raise typer.Exit(exit_code(record))
+
+
+def _engines(values: list[str] | None) -> list[str] | None:
+    """Every --engine checked before the command runs."""
+    from arrivalbench.engines import check_engine
+
+    return None if values is None else [check_engine(v) for v in values]
+
+
+def side_by_side(records: dict[str, dict[str, Any]]) -> None:
+    """One row per schedule, one verdict column per engine: an adapter difference shows as a
+    row whose verdicts differ."""
+    from rich.table import Table
+
+    from arrivalbench.check.junit import summary
+
+    first = next(iter(records.values()))
+    table = Table(title=text(f"{first['task']} · mode {first['mode']} · oracle {first['oracle']}"))
+    table.add_column("schedule")
+    for name, record in records.items():
+        table.add_column(f"{name} {record['engine_version']}", overflow="fold")
+    for schedule in first["verdicts"]:
+        cells = []
+        for record in records.values():
+            entry = record["verdicts"].get(schedule)
+            if entry is None:
+                cells.append(text(("—", "dim")))
+                continue
+            verdict = entry["verdict"]
+            detail = summary(entry)
+            cells.append(text((verdict, VERDICT_STYLE[verdict]), f" {detail}" if detail else ""))
+        table.add_row(text(schedule), *cells)
+    for name, reason in first["skipped"].items():
+        table.add_row(text(name), *[text(("skipped", "dim"))] * len(records))
+        del reason
+    out.print(table)
 
 
 def check_table(record: dict[str, Any]) -> None:
@@ -166,3 +267,29 @@ def check_table(record: dict[str, Any]) -> None:
     for name, reason in record["skipped"].items():
         table.add_row(text(name), text(("skipped", "dim")), text(reason))
     out.print(table)
+
+
+def print_failures(record: dict[str, Any], where: str = "") -> None:
+    """Per FAIL, its first differing row and the mistake its shape points to (explain's label
+    and sentence), then how to see the whole diff of one schedule."""
+    from arrivalbench.check.verdict import first_difference, likely_cause
+    from arrivalbench.explain import SENTENCES
+
+    failed = {n: e for n, e in record["verdicts"].items() if e["verdict"] == "FAIL"}
+    if not failed:
+        return
+    out.print(f"Diagnosis{where} (from each diff's shape):", style="dim")
+    for name, entry in failed.items():
+        diff = entry.get("diff") or {}
+        first = first_difference(diff)
+        out.print(text(f"  {name}: first differing row: {first or 'none shown'}"), soft_wrap=True)
+        label = likely_cause(name, diff)
+        if label is not None:
+            sentence = SENTENCES[label].split(":")[0].rstrip(".")
+            out.print(text(f"    likely {label}: {sentence}."), soft_wrap=True)
+    first_failed = next(iter(failed))
+    out.print("The whole diff of one schedule:", style="dim")
+    out.print(
+        text(f"  rerun this command with --schedules {first_failed} --json (its 'diff' field)"),
+        soft_wrap=True,
+    )

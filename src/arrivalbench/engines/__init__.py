@@ -265,6 +265,7 @@ POSTGRES = EngineInfo(
         "violates check constraint",
         "violates foreign key constraint",
     ),
+    dbt_adapter="postgres",  # check --dbt-project: dbt-postgres on the harness's server
     client="psycopg",  # the client every PostgreSQL session speaks through
     client_hint="pip install -e '.[postgres]' (make test installs it)",
 )
