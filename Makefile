@@ -73,7 +73,7 @@ postgresql:
 ## task's second oracle. Every gate executes everything (--no-cache).
 test: lint chromium postgresql $(DBT_STAMP)
 	@ARRIVALBENCH_REQUIRE_CHROMIUM=1 $(PY) -m pytest -m 'slow or not slow'; rc=$$?; \
-	times | sed -n '2s/^/pytest: cpu (user, system) /p'; \
+	cpu=$$(mktemp); times >"$$cpu"; sed -n '2s/^/pytest: cpu (user, system) /p' "$$cpu"; rm -f "$$cpu"; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing on purpose"; exit 1; fi; \
 	exit $$rc
 	@tools/lanes.sh \
