@@ -77,7 +77,10 @@ TABLES = (
     "severity",
     "idioms",
     "hazards_pooled",
+    *(ADDED := ("counts", "hazard_cells")),
 )
+"""ADDED: the tables of issue 26's counts and matched sets, after every earlier table, so the
+earlier tables keep their numbers and bytes (test_a_single_engine_report_is_byte_identical...)."""
 FIGURES = ("snapshot_gap", "hazards", "guard")
 
 # A staging step that deduplicates against history only, and one that also deduplicates the batch.
@@ -692,14 +695,20 @@ ENGINE_TABLES = ("engines", "engine_verdicts")
 SINGLE_ENGINE_DIGEST = "1681e9fbc49852abfd2305865a2725bf056b6b4158ada6e7e7dafd995e11aa6f"
 
 
-def report_digest(folder: Path) -> str:
+def report_digest(folder: Path, leave_out: tuple[str, ...] = ()) -> str:
     """sha256 of what a report says as numbers and text (report.json without where its runs are,
-    and every table's CSV and LaTeX), so a change to any printed value changes it."""
+    and every table's CSV and LaTeX), so a change to any printed value changes it; `leave_out`
+    drops tables (and report.json entries) by key."""
     digest = hashlib.sha256()
     document = read_json(folder)
     document.pop("runs")
+    for key in leave_out:
+        document["tables"].pop(key, None)
+        document.pop(key, None)
     digest.update(json.dumps(document, sort_keys=True, ensure_ascii=False).encode())
     for path in sorted((folder / "tables").iterdir()):
+        if path.stem in leave_out:
+            continue
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
@@ -707,11 +716,12 @@ def report_digest(folder: Path) -> str:
 
 def test_a_single_engine_report_is_byte_identical_to_the_one_before_engine_tables(report):
     """The engine tables are added only for runs on several engines: the fixture's report (both
-    runs on duckdb) hashes as the report written before they existed (pinned from that code)."""
+    runs on duckdb) hashes as the report written before they existed (pinned from that code); the
+    tables added since (ADDED) come after every earlier one, which keeps its bytes."""
     document = read_json(report)
     assert set(document["tables"]) == set(TABLES)
     assert not (report / "figures" / "engines.png").exists()
-    assert report_digest(report) == SINGLE_ENGINE_DIGEST
+    assert report_digest(report, leave_out=ADDED) == SINGLE_ENGINE_DIGEST
 
 
 @pytest.fixture(scope="module")
@@ -1289,3 +1299,41 @@ def test_pooled_hazard_table_counts_x_of_n_under_both_rules(report):
         1 for t in ("net_revenue", "first_purchase") if "late_arrival" in tasks[t]
     )
     assert row["late arrival: strict"] == f"{strict_late - 1}/{strict_late}"
+
+
+def test_counts_table_states_cells_verdicts_and_the_extreme_hazards(report):
+    """r1's unhinted arm: 10 cells x 8 schedules = 80 verdicts, one ERROR (net_revenue/0 on
+    crash-retry, a 'Constraint Error'); late arrival and duplicate delivery at 4.5/5 = 90.0%, the
+    other three at 100%. m-hint has one refused cell among its 11."""
+    rows = read_rows(report, "counts")
+    m = rows["m-unhinted (r1)"]
+    assert (m["cells"], m["cells with a script"], m["cells without a script"]) == ("10", "10", "0")
+    assert (m["verdicts"], m["ERROR verdicts"]) == ("80", "1")
+    assert m["gradeable verdicts"] == "79/80 = 98.8%"
+    assert m["constraint violations"] == "1/80 = 1.2%"
+    assert (m["weakest hazard"], m["weakest hazard %"]) == (
+        "late arrival, duplicate delivery",
+        "90.0%",
+    )
+    assert (m["strongest hazard"], m["strongest hazard %"]) == (
+        "out of order, crash retry, backfill",
+        "100.0%",
+    )
+    h = rows["m-hint"]
+    assert (h["cells"], h["cells without a script"], h["without a script by reason"]) == (
+        "11",
+        "1",
+        "refusal 1",
+    )
+
+
+def test_hazard_cells_table_counts_the_cells_and_tasks_behind_each_rate(report):
+    """r1's unhinted arm: crash-retry loses net_revenue/0 (ERROR), the benign schedules the cell
+    failing the snapshot (first_purchase/0); every task keeps a cell."""
+    row = read_rows(report, "hazard_cells")["m-unhinted (r1)"]
+    assert row["late arrival: cells (tasks)"] == "10 (5)"
+    assert row["crash retry: cells (tasks)"] == "9 (5)"
+    assert row["single batch (benign): cells (tasks)"] == "9 (5)"
+    csv_row = read_csv(report, "hazard_cells")["m-unhinted (r1)"]
+    assert csv_row["crash retry: cells (tasks) rate"] == "9"
+    assert csv_row["crash retry: cells (tasks) n"] == "5"

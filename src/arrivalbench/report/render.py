@@ -24,6 +24,7 @@ from arrivalbench.report.analysis import (
     labelled,
     load_sources,
 )
+from arrivalbench.report.counts import counts_table, hazard_cells_table
 from arrivalbench.report.engines import engine_figure, engine_table, engine_verdict_table
 from arrivalbench.report.figures import Figure, guard_figure, hazard_figure, snapshot_gap_figure
 from arrivalbench.report.format import Num, Table
@@ -138,6 +139,8 @@ def build_report(
         severity_table(a),
         idioms_table(a),
         pooled_hazard_table(a),
+        counts_table(a),
+        hazard_cells_table(a),
         *diagnosis_tables(a),
     ]
     blocks = _numbered(blocks)
