@@ -37,3 +37,24 @@ def test_extremes_keep_ties_and_skip_undefined_rates():
     rates = {"late_arrival": 0.5, "out_of_order": 0.9, "backfill": 0.5, "crash_retry": None}
     assert extremes(rates) == ((("late_arrival", "backfill"), 0.5), (("out_of_order",), 0.9))
     assert extremes({"late_arrival": None}) is None
+
+
+def test_first_turn_snapshot_pass_pooled_over_cells_not_averaged_over_tasks():
+    """t1 has one cell, failing turn 1 and repaired; t2 three cells passing at once; a reference
+    cell without turns is in no denominator. Pooled 3/4 on turn 1 (the mean over tasks would be
+    (0 + 1) / 2 = 50%), 4/4 finally."""
+    from dataclasses import replace
+
+    from arrivalbench.analysis.counts import turn_counts
+    from arrivalbench.analysis.rates import rate
+
+    base = cell(0, {"snapshot": "PASS"})
+    cells = [
+        replace(base, task="t1", snapshot_by_turn=("FAIL", "PASS")),
+        *(replace(base, task="t2", sample=i, snapshot_by_turn=("PASS",)) for i in range(3)),
+        replace(base, task="t3"),
+    ]
+    t = turn_counts(cells)["a"]
+    assert (t.cells, t.first, t.final) == (4, 3, 4)
+    assert t.first_rate == 0.75 and t.final_rate == 1.0
+    assert rate(cells, "first_turn_snapshot_pass")["a"] == 0.5

@@ -77,7 +77,7 @@ TABLES = (
     "severity",
     "idioms",
     "hazards_pooled",
-    *(ADDED := ("counts", "hazard_cells")),
+    *(ADDED := ("counts", "hazard_cells", "repair_pooled")),
 )
 """ADDED: the tables of issue 26's counts and matched sets, after every earlier table, so the
 earlier tables keep their numbers and bytes (test_a_single_engine_report_is_byte_identical...)."""
@@ -1337,3 +1337,18 @@ def test_hazard_cells_table_counts_the_cells_and_tasks_behind_each_rate(report):
     csv_row = read_csv(report, "hazard_cells")["m-unhinted (r1)"]
     assert csv_row["crash retry: cells (tasks) rate"] == "9"
     assert csv_row["crash retry: cells (tasks) n"] == "5"
+
+
+def test_first_turn_snapshot_pass_pooled_over_cells(report):
+    """r1's unhinted arm: ten cells with turns, daily_revenue/1 (ERROR, PASS) and first_purchase/0
+    (FAIL x3) fail turn 1, one of them is repaired: 8/10 first, 9/10 final; m-hint's refused cell
+    has no turns, daily_revenue/0 (FAIL, PASS) is repaired: 9/10 and 10/10."""
+    rows = read_rows(report, "repair_pooled")
+    m = rows["m-unhinted (r1)"]
+    assert m["cells with turns"] == "10"
+    assert m["first-turn snapshot-pass, pooled"] == "8/10 = 80.0%"
+    assert m["final snapshot-pass, pooled"] == "9/10 = 90.0%"
+    assert m["lift pp"] == "+10.0pp"
+    assert rows["m-hint"]["first-turn snapshot-pass, pooled"] == "9/10 = 90.0%"
+    assert rows["m-hint"]["final snapshot-pass, pooled"].startswith("10/10 = 100.0% (≥")
+    assert rows["gold"]["cells with turns"] == "0"

@@ -73,3 +73,33 @@ def extremes(
         (tuple(h for h, r in defined.items() if r == low), low),
         (tuple(h for h, r in defined.items() if r == high), high),
     )
+
+
+@dataclass(frozen=True)
+class TurnCounts:
+    """One arm's snapshot results by turn, pooled over the cells that record them."""
+
+    cells: int  # cells with a repair-loop history (snapshot_by_turn not empty)
+    first: int  # of those, PASS on turn 1
+    final: int  # of those, PASS on the last turn
+
+    @property
+    def first_rate(self) -> float | None:
+        return self.first / self.cells if self.cells else None
+
+    @property
+    def final_rate(self) -> float | None:
+        return self.final / self.cells if self.cells else None
+
+
+def turn_counts(outcomes: Iterable[CellOutcome]) -> dict[str, TurnCounts]:
+    """arm -> first-turn and final snapshot passes pooled over its cells with turns (an arm with
+    none has cells 0)."""
+    found: dict[str, list[int]] = {}
+    for o in outcomes:
+        c = found.setdefault(o.arm, [0, 0, 0])
+        if o.snapshot_by_turn:
+            c[0] += 1
+            c[1] += o.snapshot_by_turn[0] == "PASS"
+            c[2] += o.snapshot_by_turn[-1] == "PASS"
+    return {arm: TurnCounts(*c) for arm, c in sorted(found.items())}

@@ -3,7 +3,7 @@ and the cells (and tasks) behind every per-hazard rate (analysis/counts.py)."""
 
 from __future__ import annotations
 
-from arrivalbench.analysis.counts import arm_counts, extremes
+from arrivalbench.analysis.counts import arm_counts, extremes, turn_counts
 from arrivalbench.analysis.stats import BENIGN, IDEMPOTENCY, ORDERING
 from arrivalbench.report import format as fmt
 from arrivalbench.report.analysis import Analysis
@@ -101,4 +101,43 @@ def hazard_cells_table(a: Analysis) -> Table:
             ),
         ),
         rows=tuple(rows),
+    )
+
+
+def turns_pooled_table(a: Analysis) -> Table:
+    turns = turn_counts(a.outcomes)
+    rows = []
+    for arm in a.arms:
+        t = turns[arm]
+        behind = tuple(
+            (o.arm, o.task, o.sample) for o in a.outcomes if o.arm == arm and o.snapshot_by_turn
+        )
+        rows.append(
+            (
+                arm,
+                fmt.count(t.cells, behind),
+                fmt.share(t.first, t.cells, behind),
+                fmt.share(t.final, t.cells, behind),
+                fmt.pp(t.final_rate - t.first_rate) if t.cells else "—",  # type: ignore[operator]
+            )
+        )
+    return Table(
+        key="repair_pooled",
+        title="First-turn and final snapshot-pass pooled over cells",
+        caption=(
+            "The repair table's two snapshot rates pooled over the arm's cells that record their snapshot result "
+            "per turn, rather than averaged over tasks: k/n with the exact Clopper-Pearson interval in the CSV "
+            "and report.json (one-sided bound at 0% and 100%). Lift is the final minus the first-turn share."
+        ),
+        columns=(
+            "arm",
+            "cells with turns",
+            "first-turn snapshot-pass, pooled",
+            "final snapshot-pass, pooled",
+            "lift pp",
+        ),
+        rows=tuple(rows),
+        note=""
+        if any(o.snapshot_by_turn for o in a.outcomes)
+        else "No cell in these runs records per-turn snapshot results (reference arms have no repair loop).",
     )

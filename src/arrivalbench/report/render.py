@@ -24,7 +24,7 @@ from arrivalbench.report.analysis import (
     labelled,
     load_sources,
 )
-from arrivalbench.report.counts import counts_table, hazard_cells_table
+from arrivalbench.report.counts import counts_table, hazard_cells_table, turns_pooled_table
 from arrivalbench.report.engines import engine_figure, engine_table, engine_verdict_table
 from arrivalbench.report.figures import Figure, guard_figure, hazard_figure, snapshot_gap_figure
 from arrivalbench.report.format import Num, Table
@@ -141,6 +141,7 @@ def build_report(
         pooled_hazard_table(a),
         counts_table(a),
         hazard_cells_table(a),
+        turns_pooled_table(a),
         *diagnosis_tables(a),
     ]
     blocks = _numbered(blocks)
