@@ -77,7 +77,7 @@ TABLES = (
     "severity",
     "idioms",
     "hazards_pooled",
-    *(ADDED := ("counts", "hazard_cells", "repair_pooled")),
+    *(ADDED := ("counts", "hazard_cells", "repair_pooled", "guard_correlation")),
 )
 """ADDED: the tables of issue 26's counts and matched sets, after every earlier table, so the
 earlier tables keep their numbers and bytes (test_a_single_engine_report_is_byte_identical...)."""
@@ -1352,3 +1352,34 @@ def test_first_turn_snapshot_pass_pooled_over_cells(report):
     assert rows["m-hint"]["first-turn snapshot-pass, pooled"] == "9/10 = 90.0%"
     assert rows["m-hint"]["final snapshot-pass, pooled"].startswith("10/10 = 100.0% (≥")
     assert rows["gold"]["cells with turns"] == "0"
+
+
+def test_guard_share_correlates_with_the_gap_over_arms(runs, tmp_path):
+    """--arms gold, m-unhinted and m-hint over runs 1 and 2: four arms. Guard shares (gold, m-hint,
+    m-unhinted r1, r2) = (1, 1, 0, 0); gaps (0, .1, .2, .3): deviations (.5, .5, -.5, -.5) and
+    (-.15, -.05, .05, .15), cov -.2, sxx 1, syy .05 -> r = -.2 / sqrt(.05) = -0.894; the ranks
+    (3.5, 3.5, 1.5, 1.5) against (1, 2, 3, 4) give the same. Without duplicate delivery r1 loses
+    daily_revenue/1's FAIL (.1), r2 account_balances/1's (.2), m-hint's ERROR on it no longer
+    excludes daily_revenue/0 (.1): gaps (0, .1, .1, .2), r = -.1 / sqrt(.02) = -0.707, and the
+    ranks (1, 2.5, 2.5, 4) give -3 / sqrt(18) = -0.707."""
+    write_report(
+        list(runs),
+        tmp_path,
+        resamples=RESAMPLES,
+        arms=["gold", "m-unhinted", "m-hint"],
+        runs=frozenset({1, 2}),
+    )
+    rows = read_rows(tmp_path, "guard_correlation")
+    gap = rows["gap"]
+    assert gap["arms"] == "4"
+    assert (gap["Pearson r"], gap["Spearman rho"]) == ("-0.894", "-0.894")
+    other = rows["gap without duplicate delivery"]
+    assert (other["Pearson r"], other["Spearman rho"]) == ("-0.707", "-0.707")
+    value = read_json(tmp_path)["tables"]["guard_correlation"]["values"][0][2]["rate"]
+    assert value == pytest.approx(-0.2 / 0.05**0.5)
+
+
+def test_guard_correlation_is_undefined_over_one_arm(report):
+    """By default the tests count r1's unhinted model arm only: one arm, no correlation."""
+    gap = read_rows(report, "guard_correlation")["gap"]
+    assert (gap["arms"], gap["Pearson r"], gap["Spearman rho"]) == ("1", "—", "—")

@@ -32,7 +32,7 @@ from arrivalbench.report.human import human_tables
 from arrivalbench.report.page import render_html
 from arrivalbench.report.replication import replication_hazard_table, replication_table
 from arrivalbench.report.scaffolds import scaffold_tables
-from arrivalbench.report.scripts import guard_table, idioms_table
+from arrivalbench.report.scripts import guard_correlation_table, guard_table, idioms_table
 from arrivalbench.report.tables import (
     arms_table,
     crash_table,
@@ -142,6 +142,7 @@ def build_report(
         counts_table(a),
         hazard_cells_table(a),
         turns_pooled_table(a),
+        guard_correlation_table(a),
         *diagnosis_tables(a),
     ]
     blocks = _numbered(blocks)
