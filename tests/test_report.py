@@ -77,7 +77,7 @@ TABLES = (
     "severity",
     "idioms",
     "hazards_pooled",
-    *(ADDED := ("counts", "hazard_cells", "repair_pooled", "guard_correlation")),
+    *(ADDED := ("counts", "hazard_cells", "repair_pooled", "guard_correlation", "all_five")),
 )
 """ADDED: the tables of issue 26's counts and matched sets, after every earlier table, so the
 earlier tables keep their numbers and bytes (test_a_single_engine_report_is_byte_identical...)."""
@@ -1383,3 +1383,17 @@ def test_guard_correlation_is_undefined_over_one_arm(report):
     """By default the tests count r1's unhinted model arm only: one arm, no correlation."""
     gap = read_rows(report, "guard_correlation")["gap"]
     assert (gap["arms"], gap["Pearson r"], gap["Spearman rho"]) == ("1", "—", "—")
+
+
+def test_all_five_table_holds_the_weakest_link_beside_the_group_mean(report):
+    """Every fixture task declares all five: r1's unhinted arm has late arrival and duplicate
+    delivery at 90%, the rest at 100%: ordering mean 95.0%, idempotency 96.7%, group-mean -1.7pp;
+    weakest 90.0% on both sides, weakest link 0.0pp."""
+    m = read_rows(report, "all_five")["m-unhinted (r1)"]
+    assert m["all-five tasks"] == "5"
+    assert (m["ordering mean %"], m["idempotency mean %"]) == ("95.0%", "96.7%")
+    assert m["group-mean margin pp"] == "-1.7pp"
+    assert (m["weakest ordering %"], m["weakest idempotency %"]) == ("90.0%", "90.0%")
+    assert m["weakest-link margin pp"] == "0.0pp"
+    note = read_json(report)["tables"]["all_five"]["note"]
+    assert "weakest-link margin positive in 0 of 0 untied arms" in note

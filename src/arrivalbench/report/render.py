@@ -29,6 +29,7 @@ from arrivalbench.report.engines import engine_figure, engine_table, engine_verd
 from arrivalbench.report.figures import Figure, guard_figure, hazard_figure, snapshot_gap_figure
 from arrivalbench.report.format import Num, Table
 from arrivalbench.report.human import human_tables
+from arrivalbench.report.matched import all_five_table
 from arrivalbench.report.page import render_html
 from arrivalbench.report.replication import replication_hazard_table, replication_table
 from arrivalbench.report.scaffolds import scaffold_tables
@@ -143,6 +144,7 @@ def build_report(
         hazard_cells_table(a),
         turns_pooled_table(a),
         guard_correlation_table(a),
+        all_five_table(a),
         *diagnosis_tables(a),
     ]
     blocks = _numbered(blocks)
