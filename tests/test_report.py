@@ -1397,3 +1397,39 @@ def test_all_five_table_holds_the_weakest_link_beside_the_group_mean(report):
     assert m["weakest-link margin pp"] == "0.0pp"
     note = read_json(report)["tables"]["all_five"]["note"]
     assert "weakest-link margin positive in 0 of 0 untied arms" in note
+
+
+def test_report_tasks_usable_in_every_named_arm(tmp_path):
+    """x fails net_revenue's snapshot and ERRORs first_purchase's crash-retry (its only cells
+    there), y fails account_balances' snapshot: the tasks usable in both are daily_revenue and
+    customer_state; in x alone, three. y's gap over those two tasks, both passing, is 0%."""
+    from arrivalbench.errors import UsageError
+
+    make_run(
+        tmp_path / "run",
+        {"x": 1, "y": 1},
+        {
+            ("x", "net_revenue", 0): {"snapshot": "FAIL"},
+            ("x", "first_purchase", 0): {"crash_retry": "ERROR"},
+            ("y", "account_balances", 0): {"snapshot": "FAIL"},
+        },
+    )
+    write_report(
+        [tmp_path / "run"], tmp_path / "both", resamples=RESAMPLES, tasks_usable_in=["x", "y"]
+    )
+    found = read_json(tmp_path / "both")["task_filter"]
+    assert found["kept"] == ["customer_state", "daily_revenue"]
+    assert found["tasks_usable_in"] == ["x", "y"]
+    assert "usable in every one of the arms x, y" in found["definition"]
+    main = read_rows(tmp_path / "both", "main")
+    assert main["y"]["tasks"] == "2"
+    write_report([tmp_path / "run"], tmp_path / "x", resamples=RESAMPLES, tasks_usable_in=["x"])
+    assert read_json(tmp_path / "x")["task_filter"]["kept"] == [
+        "account_balances",
+        "customer_state",
+        "daily_revenue",
+    ]
+    with pytest.raises(UsageError, match=r"--tasks-usable-in z: no arm 'z'"):
+        write_report(
+            [tmp_path / "run"], tmp_path / "bad", resamples=RESAMPLES, tasks_usable_in=["z"]
+        )

@@ -86,13 +86,15 @@ def build_report(
     runs: frozenset[int] | None = None,
     tasks: Sequence[str] | None = None,
     tasks_from_arm: str | None = None,
+    tasks_usable_in: Sequence[str] | None = None,
 ) -> Report:
     """Read the runs and compute every table and figure; nothing is written.
 
     `arms` / `runs` choose the arms the sign tests and the signature count (report --arms /
     --runs); by default the model arms (unhinted) of run 1 (analysis/roles.py). `tasks` /
     `tasks_from_arm` keep only those tasks' cells (report --tasks / --tasks-from-arm; both:
-    the tasks in both).
+    the tasks in both); `tasks_usable_in` keeps the tasks where every named arm has a gap-usable
+    cell (report --tasks-usable-in).
     """
     if unit not in UNITS:
         raise UsageError(f"--unit {unit!r}: expected one of {', '.join(UNITS)}.")
@@ -100,7 +102,7 @@ def build_report(
         raise UsageError(
             f"--resamples {resamples}: use at least 100 (10000 for reported intervals)."
         )
-    sources, task_filter = filter_tasks(load_sources(paths), tasks, tasks_from_arm)
+    sources, task_filter = filter_tasks(load_sources(paths), tasks, tasks_from_arm, tasks_usable_in)
     a = Analysis(
         sources,
         labelled(sources),
@@ -453,6 +455,8 @@ def report_json(report: Report) -> str:
             "kept": list(f.kept),
             "definition": f.definition(),
         }
+        if f.usable_in is not None:  # absent without it: earlier filters' bytes hold
+            document["task_filter"]["tasks_usable_in"] = list(f.usable_in)
     return json.dumps(document, indent=1, sort_keys=False, ensure_ascii=False) + "\n"
 
 
@@ -521,6 +525,7 @@ def write_report(
     runs: frozenset[int] | None = None,
     tasks: Sequence[str] | None = None,
     tasks_from_arm: str | None = None,
+    tasks_usable_in: Sequence[str] | None = None,
 ) -> ReportFiles:
     """Build the report of the runs and write every file under `out`; returns where they are."""
     report = build_report(
@@ -532,6 +537,7 @@ def write_report(
         runs=runs,
         tasks=tasks,
         tasks_from_arm=tasks_from_arm,
+        tasks_usable_in=tasks_usable_in,
     )
     out = Path(out)
     files = ReportFiles(
