@@ -1433,3 +1433,39 @@ def test_report_tasks_usable_in_every_named_arm(tmp_path):
         write_report(
             [tmp_path / "run"], tmp_path / "bad", resamples=RESAMPLES, tasks_usable_in=["z"]
         )
+
+
+def test_pool_runs_pools_one_arms_runs_into_one_arm(runs, tmp_path):
+    """m-unhinted over r1 and r2: four samples per task. Gap daily_revenue 1/4, customer_state
+    1/4, net_revenue 0/3 (r1/0 ERRORs), first_purchase 0/3 (r1/0 fails the snapshot),
+    account_balances 3/4 -> 1.25 / 5 = 25.0%; snapshot-pass (4 + 3/4) / 5 = 95.0%; error 1/4 / 5
+    = 5.0%; all-in (4 x 1/4 + 3/4) / 5 = 35.0%. Late arrival (4 + 2/4) / 5 = .9, out of order
+    (4 + 3/4) / 5 = .95, duplicate delivery (3 + 2 x 3/4) / 5 = .9, the rest 1: group-mean
+    .925 - .9667 = -4.2pp, weakest link .9 - .9 = 0.0pp."""
+    from arrivalbench.errors import UsageError
+
+    write_report(list(runs), tmp_path / "pooled", resamples=RESAMPLES, pool=["m-unhinted"])
+    row = read_rows(tmp_path / "pooled", "pooled_runs")["m-unhinted (pooled)"]
+    assert (row["runs"], row["tasks"], row["cells"]) == ("r1, r2", "5", "20")
+    assert row["gap % [95% CI]"].startswith("25.0% [")
+    assert row["snapshot-pass % [95% CI]"].startswith("95.0% [")
+    assert row["error % [95% CI]"].startswith("5.0% [")
+    assert row["all-in failure % [95% CI]"].startswith("35.0% [")
+    assert (row["group-mean margin pp"], row["weakest-link margin pp"]) == ("-4.2pp", "0.0pp")
+    document = read_json(tmp_path / "pooled")
+    assert document["pool_runs"]["arms"] == {"m-unhinted (pooled)": ["r1", "r2"]}
+    assert "pools runs r1, r2" in document["pool_runs"]["definition"]
+    # the runs' own rows are untouched, and the pooled arm enters no test
+    assert read_rows(tmp_path / "pooled", "main")["m-unhinted (r2)"]["gap % [95% CI]"].startswith(
+        "30.0% ["
+    )
+    assert all("m-unhinted (pooled)" not in t["arms"] for t in document["tests"])
+    with pytest.raises(UsageError, match=r"--pool-runs gold: the arm is in one run only \(r1\)"):
+        write_report(list(runs), tmp_path / "bad", resamples=RESAMPLES, pool=["gold"])
+    with pytest.raises(UsageError, match=r"--pool-runs m-unhintd: no arm .*'m-unhinted'"):
+        write_report(list(runs), tmp_path / "bad", resamples=RESAMPLES, pool=["m-unhintd"])
+
+
+def test_no_pooled_runs_table_without_pool_runs(report):
+    document = read_json(report)
+    assert "pooled_runs" not in document["tables"] and "pool_runs" not in document

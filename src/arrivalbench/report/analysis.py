@@ -181,6 +181,53 @@ def _unknown(kind: str, name: str, known: list[str], option: str, what: str) -> 
     return UsageError(f"{option} {name}: no {kind} '{name}' in the runs given.{hint}")
 
 
+@dataclass(frozen=True)
+class PooledRuns:
+    """report --pool-runs: each named arm's cells from every run holding it, as one arm."""
+
+    runs: dict[str, tuple[str, ...]]  # pooled label -> the runs whose cells it holds
+    outcomes: tuple[CellOutcome, ...]  # arms as the pooled labels, samples renumbered
+
+    def definition(self) -> str:
+        arms = "; ".join(f"{label} pools runs {', '.join(r)}" for label, r in self.runs.items())
+        return (
+            f"{arms}. A pooled arm holds the cells of every run of the arm (its name as stored), "
+            "each run's samples of a task numbered after the previous run's, so a task's rate is "
+            "over all its samples in all runs and a resampled task carries them all; the runs' "
+            "own rows stay in every other table."
+        )
+
+
+POOLED = " (pooled)"
+
+
+def pool_runs(sources: Sequence[Source], arms: Sequence[str]) -> PooledRuns:
+    """The named arms' cells pooled over the runs holding them (each must be in two or more)."""
+    stored = sorted({arm for s in sources for arm in s.labels})
+    runs: dict[str, tuple[str, ...]] = {}
+    pooled: list[CellOutcome] = []
+    for arm in arms:
+        if arm not in stored:
+            raise _unknown("arm", arm, stored, "--pool-runs", "the runs' arms as stored")
+        holding = [s for s in sources if arm in s.labels]
+        if len(holding) < 2:
+            raise UsageError(
+                f"--pool-runs {arm}: the arm is in one run only ({holding[0].name}); give the "
+                "other runs of the arm too, or leave it out of --pool-runs."
+            )
+        label = arm + POOLED
+        runs[label] = tuple(s.name for s in holding)
+        offset: dict[str, int] = {}
+        for s in holding:
+            own = sorted((o for o in s.outcomes if o.arm == arm), key=lambda o: (o.task, o.sample))
+            base = dict(offset)
+            for o in own:
+                sample = base.get(o.task, 0) + o.sample
+                pooled.append(dataclasses.replace(o, arm=label, sample=sample))
+                offset[o.task] = max(offset.get(o.task, 0), sample + 1)
+    return PooledRuns(runs=runs, outcomes=tuple(pooled))
+
+
 def labelled(sources: Sequence[Source]) -> list[CellOutcome]:
     """Every run's outcomes with each arm under its label."""
     return [dataclasses.replace(o, arm=s.labels[o.arm]) for s in sources for o in s.outcomes]
@@ -200,6 +247,7 @@ class Analysis:
     seed: int
     chosen_arms: tuple[str, ...] | None = None  # report --arms: arms the tests count
     chosen_runs: frozenset[int] | None = None  # report --runs: run indices the tests count
+    pooled: PooledRuns | None = None  # report --pool-runs
     _cache: dict[str, dict[str, Estimate]] = dataclasses.field(default_factory=dict)
 
     def estimates(self, metric: str) -> dict[str, Estimate]:
