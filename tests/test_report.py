@@ -926,6 +926,8 @@ def test_cli_prints_where_the_report_is(cli, runs, tmp_path):
         ("ungraded", "grade-run"),
         ("bad unit", "--unit 'cell'"),
         ("out is a file", "choose a writable --out"),
+        ("pool one run", "--pool-runs gold: the arm is in one run only"),
+        ("usable in unknown arm", "Did you mean 'm-hint'?"),
     ],
 )
 def test_cli_bad_input_is_one_line_and_exit_2(cli, problem, phrase, runs, tmp_path):
@@ -938,6 +940,10 @@ def test_cli_bad_input_is_one_line_and_exit_2(cli, problem, phrase, runs, tmp_pa
         args = [tmp_path]
     elif problem == "bad unit":
         args = [runs[0], "--unit", "cell"]
+    elif problem == "pool one run":
+        args = [*runs, "--pool-runs", "gold"]
+    elif problem == "usable in unknown arm":
+        args = [runs[0], "--tasks-usable-in", "m-hnt"]
     else:
         out.write_text("not a folder", encoding="utf-8")
     done = cli("report", *args, "--out", out, "--resamples", str(RESAMPLES))
