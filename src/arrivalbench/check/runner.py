@@ -293,7 +293,7 @@ class Check:
             target = config.target
         relations = tuple((name, name) for name in oracle_tables)
         schedules, skipped = plan(log, names, config.seed)
-        fingerprint = log.fingerprint()
+        fingerprint = sources.fingerprint()
         log_file = LogFile.save(log, str(Path(self._scratch, "log.arrow")), sources.static)
         oracle_sql = None
         if config.oracle is not None:

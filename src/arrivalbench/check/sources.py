@@ -11,6 +11,7 @@ the full refresh), and every later delivery carries it empty.
 from __future__ import annotations
 
 import difflib
+import hashlib
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -37,6 +38,26 @@ class Sources:
 
     log: Log
     static: tuple[tuple[str, pa.Table], ...] = ()
+
+    def fingerprint(self) -> str:
+        """The record's `log_fingerprint`: the streamed log's (its events' keys and times), and
+        with static sources, theirs too, by content (a dimension has no events: what it delivers
+        is its whole table). Without static sources it is the log's own, as before."""
+        if not self.static:
+            return self.log.fingerprint()
+        digest = hashlib.sha256(self.log.fingerprint().encode())
+        for name, table in self.static:
+            digest.update(b"\0" + name.encode() + b"\0" + _table_sha256(table).encode())
+        return digest.hexdigest()
+
+
+def _table_sha256(table: pa.Table) -> str:
+    """sha256 of a table's columns, types and values (Arrow IPC of one chunk, no metadata)."""
+    table = table.replace_schema_metadata(None).combine_chunks()
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest()
 
 
 def split_source_flags(values: list[str]) -> tuple[str | None, list[tuple[str, str]]]:
