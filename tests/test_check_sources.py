@@ -26,8 +26,7 @@ COLUMNS = (
     "--key", "orders=order_id", "--key", "customers=change_id",
     "--event-time", "orders=ordered_at", "--event-time", "customers=effective_at",
 )  # fmt: skip
-DBT_COLUMNS = tuple(c.replace("orders=", "raw.orders=").replace("customers=", "raw.customers=")
-                    for c in COLUMNS)  # fmt: skip
+DBT_COLUMNS = tuple(c if c.startswith("--") else f"raw.{c}" for c in COLUMNS)
 STAMPED = ("--arrival-column", "_loaded_at", "--ignore-column", "_loaded_at")
 
 # Batch mode, enriching each order once, when it arrives, with the customers seen so far.
