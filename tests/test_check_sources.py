@@ -14,7 +14,15 @@ import numpy as np
 import pytest
 
 from arrivalbench.check.delivery import delivered_tables
-from arrivalbench.check.sources import per_source, read_sources, source_files, split_source_flags
+from arrivalbench.check.log import LogColumns
+from arrivalbench.check.sources import (
+    SourceFile,
+    check_read,
+    per_source,
+    read_sources,
+    source_files,
+    split_source_flags,
+)
 from arrivalbench.errors import UsageError
 from conftest import run_cli
 
@@ -176,9 +184,21 @@ def test_a_repeated_source_name_is_refused():
         split_source_flags(["raw.orders=a.parquet", "raw.orders=b.parquet"])
 
 
+def test_a_source_the_pipeline_never_reads_is_refused():
+    def files(*names: str) -> tuple[SourceFile, ...]:
+        return tuple(SourceFile(n, f"{n}.parquet", LogColumns("id", "ts")) for n in names)
+
+    script = "CREATE OR REPLACE TABLE t AS SELECT * FROM raw.orders JOIN Customers USING (id);"
+    check_read(script, files("raw.orders", "customers"), "duckdb")  # schema kept, case ignored
+    with pytest.raises(UsageError, match=r"reads no table raw\.order .*Did you mean 'raw\.orders'"):
+        check_read(script, files("raw.order", "customers"), "duckdb")
+    check_read("CREATE TABLE (((", files("anything"), "duckdb")  # left to the engine
+
+
 @pytest.mark.parametrize(
     ("case", "needle"),
     [
+        ("unknown_source", "--source custmers="),
         ("unknown_key_source", "--key customer=change_id: no source named customer"),
         ("unknown_time_source", "--event-time client=effective_at: no source named client"),
         ("unknown_static", "--static custmers: no source named custmers"),
@@ -198,7 +218,11 @@ def test_bad_sources_are_one_line_and_exit_2(logs: Path, tmp_path: Path, case: s
     sources = list(sources_args(logs))
     columns = list(COLUMNS)
     extra: list[str] = []
-    if case == "unknown_key_source":
+    if case == "unknown_source":  # the pipeline reads customers
+        sources[3] = sources[3].replace("customers=", "custmers=")
+        columns = [c.replace("customers=", "custmers=") for c in columns]
+        needle += f"{logs / 'customers.parquet'}: the pipeline reads no table custmers"
+    elif case == "unknown_key_source":
         columns[3] = "customer=change_id"
     elif case == "unknown_time_source":
         columns[7] = "client=effective_at"
