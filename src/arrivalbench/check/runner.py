@@ -37,7 +37,7 @@ from arrivalbench import __version__
 from arrivalbench.check.delivery import MODES, Mode, Static, arrival_base, first_arrivals
 from arrivalbench.check.jobs import LogFile, SqlCheckJob
 from arrivalbench.check.log import LogColumns, resolved_hint
-from arrivalbench.check.sources import SourceFile, read_sources
+from arrivalbench.check.sources import SourceFile, check_read, read_sources
 from arrivalbench.check.verdict import comparing
 from arrivalbench.engines import DEFAULT_ENGINE, Limits, engine_info, get_engine, oracle_engine
 from arrivalbench.errors import CheckInputError, UnknownNameError, UsageError
@@ -248,6 +248,8 @@ class Check:
     def run(self, script: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
         config = self.config
         validate(config)
+        if config.sources and script is not None:
+            check_read(script, config.sources, engine_info(config.engine).dialect)
         names = resolve(config.schedules)
         get_engine(config.engine)  # a server engine starts here, before the worker that uses it
         self._scratch = tempfile.mkdtemp(prefix="arrivalbench-check-")
@@ -293,7 +295,7 @@ class Check:
             target = config.target
         relations = tuple((name, name) for name in oracle_tables)
         schedules, skipped = plan(log, names, config.seed)
-        fingerprint = log.fingerprint()
+        fingerprint = sources.fingerprint()
         log_file = LogFile.save(log, str(Path(self._scratch, "log.arrow")), sources.static)
         oracle_sql = None
         if config.oracle is not None:

@@ -11,6 +11,7 @@ the full refresh), and every later delivery carries it empty.
 from __future__ import annotations
 
 import difflib
+import hashlib
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -37,6 +38,26 @@ class Sources:
 
     log: Log
     static: tuple[tuple[str, pa.Table], ...] = ()
+
+    def fingerprint(self) -> str:
+        """The record's `log_fingerprint`: the streamed log's (its events' keys and times), and
+        with static sources, theirs too, by content (a dimension has no events: what it delivers
+        is its whole table). Without static sources it is the log's own, as before."""
+        if not self.static:
+            return self.log.fingerprint()
+        digest = hashlib.sha256(self.log.fingerprint().encode())
+        for name, table in self.static:
+            digest.update(b"\0" + name.encode() + b"\0" + _table_sha256(table).encode())
+        return digest.hexdigest()
+
+
+def _table_sha256(table: pa.Table) -> str:
+    """sha256 of a table's columns, types and values (Arrow IPC of one chunk, no metadata)."""
+    table = table.replace_schema_metadata(None).combine_chunks()
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest()
 
 
 def split_source_flags(values: list[str]) -> tuple[str | None, list[tuple[str, str]]]:
@@ -137,6 +158,35 @@ def source_files(
     return tuple(files)
 
 
+def check_read(script: str, files: tuple[SourceFile, ...], dialect: str) -> None:
+    """Refuse a source the SQL pipeline never reads (a misspelt --source NAME would otherwise
+    be an ERROR on every schedule: the table the pipeline reads is never delivered). Tables are
+    read off sqlglot's parse in the engine's dialect, names compared without case, a schema
+    kept when the source names one; a script sqlglot cannot parse is left to the engine."""
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.errors import SqlglotError
+
+    try:
+        parsed = sqlglot.parse(script, read=dialect)
+    except SqlglotError:
+        return
+    tables = [t for statement in parsed if statement for t in statement.find_all(exp.Table)]
+    read = {t.name.lower() for t in tables if t.name} | {
+        f"{t.db}.{t.name}".lower() for t in tables if t.db and t.name
+    }
+    shown = sorted({t.sql(dialect=dialect) for t in tables if t.name})
+    for file in files:
+        if file.name.lower() not in read:
+            close = difflib.get_close_matches(file.name, shown, n=1)
+            hint = f" Did you mean '{close[0]}'?" if close else ""
+            raise UsageError(
+                f"--source {file.name}={file.where}: the pipeline reads no table {file.name} "
+                f"(tables it names: {', '.join(shown) or 'none'}); name each source as the table "
+                f"the pipeline reads.{hint}"
+            )
+
+
 def read_sources(files: tuple[SourceFile, ...]) -> Sources:
     """Every source read and checked (each named in its errors when there are several), the
     streamed ones joined into one `Log` in the order given."""
@@ -164,6 +214,7 @@ def read_sources(files: tuple[SourceFile, ...]) -> Sources:
 __all__ = [
     "SourceFile",
     "Sources",
+    "check_read",
     "per_source",
     "read_sources",
     "source_files",
