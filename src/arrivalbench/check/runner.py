@@ -20,6 +20,7 @@ database and role per replay), refused up front on SQLite.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -82,6 +83,13 @@ class CheckConfig:
     sources: tuple[SourceFile, ...] = ()
     """Several sources (`--source NAME=PATH`, check.sources); empty: the one source `log`,
     named `source` (dbt) or `source_table` (SQL), with `columns`."""
+    select: str | None = None
+    """dbt: `--select` in dbt's syntax (default `+MODEL`)."""
+    vars: str | None = None
+    """dbt: `--vars`, a YAML or JSON mapping, for every dbt invocation."""
+    with_tests: bool = False
+    """dbt: run the project's data tests on the selection after each delivery (reported beside
+    the verdicts, in the record's `dbt_tests`)."""
 
     @property
     def files(self) -> tuple[SourceFile, ...]:
@@ -132,6 +140,16 @@ def validate(config: CheckConfig) -> None:
                     f"check: {flag} is for --pipeline; a dbt model's source is --source "
                     "SOURCE.TABLE and its target is the model's relation."
                 )
+    if not config.is_dbt:
+        for flag, value in (
+            ("--select", config.select),
+            ("--vars", config.vars),
+            ("--with-tests", config.with_tests or None),
+        ):
+            if value:
+                raise UsageError(f"check: {flag} is for --dbt-project; with --pipeline give none.")
+    if config.vars is not None:
+        _check_vars(config.vars)
     if config.target and "." in config.target:
         raise UsageError(
             f"--target {config.target}: give the table's name alone; the pipeline's tables live "
@@ -166,6 +184,28 @@ def validate(config: CheckConfig) -> None:
         raise CheckInputError(
             f"--oracle {config.oracle}: file not found{resolved_hint(config.oracle)}; pass a "
             ".sql query."
+        )
+
+
+def _check_vars(text: str) -> None:
+    """--vars as dbt reads it (YAML, of which JSON is a part), refused here in one line rather
+    than by dbt in the worker."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f" at column {where.column + 1}" if where is not None else ""
+        problem = getattr(exc, "problem", None) or "not YAML"
+        raise CheckInputError(
+            f"--vars {text!r}: not valid YAML or JSON ({problem}{at}); give a mapping, e.g. "
+            "--vars '{start_date: 2026-01-01}'."
+        ) from None
+    if not isinstance(value, dict):
+        raise CheckInputError(
+            f"--vars {text!r}: is a {type(value).__name__}, not a mapping; give names and "
+            "values, e.g. --vars '{start_date: 2026-01-01}'."
         )
 
 
@@ -282,6 +322,12 @@ class Check:
                 config.limits,
                 adapter=engine_info(config.engine).dbt_adapter or "duckdb",
             )
+            project = dataclasses.replace(
+                project,
+                select=config.select or "",
+                vars=config.vars or "",
+                with_tests=config.with_tests,
+            )
             parse = ParseJob(project, named, str(config.dbt_project), config.limits)
             self.on_status("parsing the dbt project…")
             project = parsed_project(project, sandbox.run(parse), config.startup_timeout)
@@ -302,6 +348,7 @@ class Check:
         expected_cache: dict[str, pa.Table | RunError] = {}
         verdicts: dict[str, Verdict] = {}
         timings: dict[str, Any] = {}
+        dbt_tests: dict[str, Any] = {}
         base = arrival_base(log)
         compared = comparing(target, log.key_column, config.ignore_columns)
 
@@ -374,7 +421,10 @@ class Check:
                 "wall_seconds": round(time.perf_counter() - started, 6),
                 "statement_seconds": round(result.statement_seconds, 6),
             }
-            self.on_progress(name, i + 1, total, verdicts[name].to_json())
+            entry = verdicts[name].to_json()
+            if result.beside and "dbt_tests" in result.beside:
+                dbt_tests[name] = entry["dbt_tests"] = result.beside["dbt_tests"]
+            self.on_progress(name, i + 1, total, entry)
         if config.is_dbt:
             from arrivalbench.check.dbt import dbt_version
 
@@ -383,7 +433,12 @@ class Check:
             extra: dict[str, Any] = {
                 "model": config.model,
                 "dbt_version": dbt_version(project.adapter if project else "duckdb"),
+                "select": " ".join(project.selection()) if project else None,
             }
+            if config.vars:
+                extra["vars"] = config.vars
+            if config.with_tests:
+                extra["dbt_tests"] = dbt_tests
         else:
             assert script is not None
             sha = artifact_sha256(script)
