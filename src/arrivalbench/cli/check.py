@@ -162,6 +162,14 @@ def check(
             callback=_engines,
         ),
     ] = None,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            help="Schedules replayed at once, each in a worker process of its own (a dbt "
+            "project is parsed once per worker).",
+        ),
+    ] = 1,
     startup_timeout: Annotated[
         float,
         typer.Option(
@@ -227,6 +235,7 @@ def check(
         ignore_columns=tuple(ignore_column or ()),
         engine=engines[0],
         startup_timeout=startup_timeout,
+        workers=workers,
     )
     if startup_timeout <= 0:
         raise UsageError(
