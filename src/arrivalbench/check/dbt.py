@@ -7,9 +7,12 @@ the scratch folder. dbt runs in the sandbox worker, in-process: the worker parse
 once (ParseJob: a project that does not parse, a model or source that does not exist is bad
 input) and keeps a `dbtRunner` holding the manifest. Each replay starts from a new file at the
 same path (a new path would change the profile); per delivery the harness lands the batch in
-the source's table and runs `dbt run --select SELECTION` (default `+MODEL`; about 0.2 s warm, against seconds for
-the CLI); the full refresh runs `--full-refresh` over every event once. A crashed delivery
-lands, is not run (the crash hits before dbt commits), and lands again, re-stamped.
+the source's table and runs `dbt run --select SELECTION` (default `+MODEL`; about 0.2 s warm,
+against seconds for the CLI), then with `--with-tests` `dbt test` on the same selection
+(reported beside the verdict); the full refresh runs `--full-refresh` over every event once.
+Every invocation names the profile's one target (`--target check`) and the user's `--vars`.
+A crashed delivery lands, is not run (the crash hits before dbt commits), and lands again,
+re-stamped.
 """
 
 from __future__ import annotations
