@@ -670,34 +670,6 @@ def test_dbt_flags_with_a_sql_pipeline_are_one_line_exit_2(cli, orders: Path, tm
     assert "--with-tests is for --dbt-project" in done.stderr.strip().splitlines()[-1]
 
 
-@pytest.mark.slow
-def test_regression_dbt_replays_retired_their_worker_and_parsed_the_project_again(
-    orders: Path, tmp_path: Path
-):
-    """A dbt worker maps ~1.4 GB after its first run, past the sandbox's 1 GB retire rule: each
-    replay retired its worker, and the next, in a fresh one, parsed the project again."""
-    from arrivalbench.check.dbt import DbtCheckJob, ParseJob, copy_project, parsed_project
-    from arrivalbench.check.jobs import LogFile
-    from arrivalbench.check.sources import SourceFile, read_sources
-    from arrivalbench.sandbox import Sandbox
-
-    limits = Limits(60.0, "2GB", 600.0)
-    columns = LogColumns("order_id", "ordered_at", arrival_column="_loaded_at")
-    sources = read_sources((SourceFile("raw.orders", str(orders), columns),))
-    log_file = LogFile.save(sources.log, str(tmp_path / "log.arrow"), sources.static)
-    schedules, _ = plan(sources.log, ["in_order_stream", "late_arrival"], 1)
-    project = copy_project(SHOP, "orders_fixed", "raw.orders", str(tmp_path), limits)
-    with Sandbox(startup_seconds=600) as sandbox:
-        parse = ParseJob(project, "raw.orders", str(SHOP), limits)
-        project = parsed_project(project, sandbox.run(parse), 600)
-        workers = []
-        for schedule in schedules.values():
-            job = DbtCheckJob(project, limits, log_file, schedule, "landing", "_loaded_at")
-            assert sandbox.run(job).error is None
-            workers.append(getattr(sandbox._process, "pid", None))
-    assert workers[0] is not None and workers == [workers[0]] * 2, workers
-
-
 def test_duplicate_delivery_on_a_million_events_gives_the_plain_list_result():
     """duplicate_delivery inserted each copy with list.index/list.insert, quadratic in the batch
     size (minutes on a user's 10^6-event log); its chunked list must give the same rows."""

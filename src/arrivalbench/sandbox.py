@@ -174,8 +174,7 @@ def _limit_memory(limits: Limits) -> None:
 RETIRE_MAPPED_BYTES = 1 << 30
 """A worker retires after a job that left it mapping more than this (an idle worker maps ~0.5 GB),
 or that ran out of memory: allocators keep what a greedy job took, and the next job, whatever
-artifact it grades, must start with the same room as the first. A job may name its own
-allowance (`retire_mapped_bytes`): a dbt worker maps ~1.4 GB after its first run."""
+artifact it grades, must start with the same room as the first."""
 
 
 def _serve(conn: Connection) -> None:
@@ -231,8 +230,7 @@ def _serve(conn: Connection) -> None:
                 spare = None  # never handed to a second replay
                 result = job.run(engine, statements, beat, database=used)
             crashed = result.error is not None and result.error.error_class == "engine_crash"
-            allowance = getattr(job, "retire_mapped_bytes", RETIRE_MAPPED_BYTES)
-            retire = crashed or _mapped_bytes() > allowance
+            retire = crashed or _mapped_bytes() > RETIRE_MAPPED_BYTES
             conn.send_bytes(replies.done(result, retire, ran_on_spare))
             if retire:
                 return

@@ -501,11 +501,6 @@ class DbtCheckJob:
     script: None = None
     engine: str = DUCKDB.name
     cap: ResultCap | None = None
-    retire_mapped_bytes: int = 3 << 30
-    """The worker retires past this mapping (the sandbox's rule): dbt-duckdb's worker maps ~1.4
-    GB after its first run, mostly reserved address space, and under the sandbox's 1 GB default
-    it retired after every replay, taking the parsed manifest with it (each later run parsed the
-    project again)."""
 
     @property
     def uses_database(self) -> bool:
