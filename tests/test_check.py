@@ -202,6 +202,19 @@ def test_sql_batch_mode_with_the_full_refresh_oracle(orders: Path, tmp_path: Pat
 
 
 @pytest.mark.slow
+def test_two_workers_give_the_one_worker_record(orders: Path, tmp_path: Path):
+    """--workers replays schedules in parallel, finishing in any order; the record (verdicts,
+    diffs, digests) is the one a single worker gives, byte for byte."""
+    bad = write(tmp_path, "bad.sql", REPLACE_DAYS)
+    args = ("--pipeline", bad, "--log", orders, *SQL_ARGS, *LOG_ARGS, "--mode", "batch")
+    code, one, _ = check_json(*args)
+    assert code == 1 and "PASS" in verdicts(one).values() and "FAIL" in verdicts(one).values()
+    code, two, stderr = check_json(*args, "--workers", "2")
+    assert code == 1 and json.dumps(two) == json.dumps(one)
+    assert "check: [7/7]" in stderr
+
+
+@pytest.mark.slow
 def test_sql_landing_mode_redeliveries_accumulate(orders: Path, tmp_path: Path):
     args = ("--log", orders, *SQL_ARGS, *LOG_ARGS, "--mode", "landing")
     args += ("--schedules", "late_arrival,duplicate_delivery")
