@@ -202,6 +202,19 @@ def test_sql_batch_mode_with_the_full_refresh_oracle(orders: Path, tmp_path: Pat
 
 
 @pytest.mark.slow
+def test_two_workers_give_the_one_worker_record(orders: Path, tmp_path: Path):
+    """--workers replays schedules in parallel, finishing in any order; the record (verdicts,
+    diffs, digests) is the one a single worker gives, byte for byte."""
+    bad = write(tmp_path, "bad.sql", REPLACE_DAYS)
+    args = ("--pipeline", bad, "--log", orders, *SQL_ARGS, *LOG_ARGS, "--mode", "batch")
+    code, one, _ = check_json(*args)
+    assert code == 1 and "PASS" in verdicts(one).values() and "FAIL" in verdicts(one).values()
+    code, two, stderr = check_json(*args, "--workers", "2")
+    assert code == 1 and json.dumps(two) == json.dumps(one)
+    assert "check: [7/7]" in stderr
+
+
+@pytest.mark.slow
 def test_sql_landing_mode_redeliveries_accumulate(orders: Path, tmp_path: Path):
     args = ("--log", orders, *SQL_ARGS, *LOG_ARGS, "--mode", "landing")
     args += ("--schedules", "late_arrival,duplicate_delivery")
@@ -515,6 +528,7 @@ def test_dbt_shop_watermark_model_fails_and_fixed_model_passes(orders: Path):
     assert code == 0, record
     assert set(verdicts(record)) == set(CHECK_SCHEDULES) - {"schema_evolution"}
     assert _files(SHOP) == before
+    assert "dbt_tests" not in record and record["select"] == "+orders_fixed"
 
 
 @pytest.mark.slow
@@ -525,6 +539,8 @@ def test_dbt_shop_watermark_model_fails_and_fixed_model_passes(orders: Path):
         ("unknown_source", "--source raw.order: no such source"),
         ("does_not_parse", "the project does not parse"),
         ("not_a_project", "no dbt_project.yml"),
+        ("unknown_model_in_select", "--select +orders_watermak: selects no model"),
+        ("select_without_the_model", "--select orders_fixed: does not select --model"),
     ],
 )
 def test_dbt_bad_input_is_one_line_and_exit_2(
@@ -537,16 +553,134 @@ def test_dbt_bad_input_is_one_line_and_exit_2(
         source = "raw.order"
     elif case == "does_not_parse":
         write(shop / "models", "broken.sql", "select {{ ref('nowhere' }}")
-    else:
+    elif case == "not_a_project":
         project = shop / "models"
+    select = {
+        "unknown_model_in_select": "+orders_watermak",
+        "select_without_the_model": "orders_fixed",
+    }
     done = cli(
         "check", "--dbt-project", project, "--model", model, "--source", source,
-        "--log", orders, *LOG_ARGS,
+        "--log", orders, *LOG_ARGS, *(("--select", select[case]) if case in select else ()),
     )  # fmt: skip
     assert done.returncode == 2, (done.stdout, done.stderr)
     # "check: parsing the dbt project…" is progress, printed before the project is known bad
     lines = [x for x in done.stderr.strip().splitlines() if not x.startswith("check: ")]
     assert len(lines) == 1 and needle in lines[0], done.stderr
+
+
+# A var switches the model between ARRIVAL_MODEL (no dedup: FAILs duplicate_delivery) and
+# orders_fixed's upsert of one row per order (PASSes it): --vars must reach the runs and the
+# full refresh alike.
+VAR_MODEL = """
+{{ config(materialized='incremental', unique_key=('order_id' if var('dedupe', false) else none)) }}
+with arrived as (
+    select order_id, customer_id, amount, ordered_at, _loaded_at
+    from {{ ref('orders_base') }}
+    {% if is_incremental() %}
+    where _loaded_at > (select max(_loaded_at) from {{ this }})
+    {% endif %}
+),
+ranked as (
+    select arrived.*, row_number() over (partition by order_id order by _loaded_at) as arrival_rank
+    from arrived
+)
+select order_id, customer_id, amount, ordered_at, _loaded_at from ranked
+{% if var('dedupe', false) %} where arrival_rank = 1 {% endif %}
+"""
+BASE_VIEW = "{{ config(materialized='view') }} select * from {{ source('raw', 'orders') }}"
+# orders_fixed keeps one row per order, not per customer: dbt's unique test on customer_id fails
+# on every delivery while the model is right (a PASS).
+WRONG_TEST = """
+version: 2
+models:
+  - name: orders_fixed
+    columns:
+      - name: order_id
+        data_tests: [unique, not_null]
+      - name: customer_id
+        data_tests: [unique]
+"""
+
+
+@pytest.mark.slow
+def test_dbt_vars_reach_every_invocation_and_select_is_dbts_selection(orders: Path, shop: Path):
+    write(shop / "models", "orders_base.sql", BASE_VIEW)
+    write(shop / "models", "orders_by_var.sql", VAR_MODEL)
+    args = ("check", "--dbt-project", shop, "--model", "orders_by_var", "--log", orders)
+    args += (*DBT_ARGS, *STAMPED, "--schedules", "duplicate_delivery", "--json")
+    # DBT_TARGET names a target the harness's profile lacks: every invocation names its own.
+    env = {"DBT_TARGET": "prod"}
+    done = run_cli(*args, env=env)
+    assert done.returncode == 1, done.stderr
+    record = json.loads(done.stdout)
+    assert verdicts(record) == {"duplicate_delivery": "FAIL"}
+    assert record["select"] == "+orders_by_var" and "vars" not in record
+    done = run_cli(*args, "--vars", "{dedupe: true}", env=env)
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert verdicts(record) == {"duplicate_delivery": "PASS"}
+    assert record["vars"] == "{dedupe: true}"
+    # Without its parent in the selection, the view the model reads is never built.
+    done = run_cli(*args, "--vars", '{"dedupe": true}', "--select", "orders_by_var", env=env)
+    assert done.returncode == 1, done.stderr
+    record = json.loads(done.stdout)
+    assert verdicts(record) == {"duplicate_delivery": "ERROR"}
+    assert "orders_base" in record["verdicts"]["duplicate_delivery"]["message"]
+    assert record["select"] == "orders_by_var"
+
+
+@pytest.mark.slow
+def test_dbt_with_tests_reports_a_failing_dbt_test_beside_a_pass(cli, orders: Path, shop: Path):
+    write(shop / "models", "schema.yml", WRONG_TEST)
+    args = ("check", "--dbt-project", shop, "--model", "orders_fixed", "--log", orders)
+    args += (*DBT_ARGS, *STAMPED, "--schedules", "single_batch,duplicate_delivery")
+    done = run_cli(*args, "--with-tests", "--json")
+    assert done.returncode == 0, done.stderr  # a failing dbt test is never the verdict
+    record = json.loads(done.stdout)
+    assert verdicts(record) == {"single_batch": "PASS", "duplicate_delivery": "PASS"}
+    tests = record["dbt_tests"]
+    assert set(tests) == {"single_batch", "duplicate_delivery"}
+    assert tests["single_batch"]["deliveries"] == 1
+    failed = tests["duplicate_delivery"]["failed"]
+    assert list(failed) == ["unique_orders_fixed_customer_id"]  # order_id's tests pass
+    entry = failed["unique_orders_fixed_customer_id"]
+    assert entry["status"] == "fail" and entry["first_batch"] == 1 and entry["failures"] > 0
+    assert entry["deliveries"] == tests["duplicate_delivery"]["deliveries"] > 1
+    assert "PASS · dbt tests failed: unique_orders_fixed_customer_id" in done.stderr
+    shown = cli(*args, "--schedules", "single_batch", "--with-tests")
+    assert shown.returncode == 0
+    assert "single_batch: unique_orders_fixed_customer_id fail from batch 1" in shown.stdout
+    # Off by default: dbt run alone, no test runs, nothing reported beside the verdicts.
+    code, record, _ = check_json(*args[1:], "--schedules", "single_batch")
+    assert code == 0 and "dbt_tests" not in record
+
+
+@pytest.mark.parametrize(
+    ("flags", "needle"),
+    [
+        (("--vars", "{dedupe: [true"), "--vars '{dedupe: [true': not valid YAML or JSON"),
+        (("--vars", "[1, 2]"), "--vars '[1, 2]': is a list, not a mapping"),
+        (("--workers", "0"), "--workers 0: give 1 or more"),
+    ],
+)
+def test_dbt_bad_vars_and_workers_are_one_line_exit_2(cli, orders: Path, flags, needle: str):
+    done = cli(
+        "check", "--dbt-project", SHOP, "--model", "orders_fixed", "--log", orders, *DBT_ARGS,
+        *flags,
+    )  # fmt: skip
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in done.stderr, done.stderr
+
+
+def test_dbt_flags_with_a_sql_pipeline_are_one_line_exit_2(cli, orders: Path, tmp_path: Path):
+    pipeline = write(tmp_path, "p.sql", DEDUP_BATCH)
+    done = cli(
+        "check", "--pipeline", pipeline, "--log", orders, *SQL_ARGS, *LOG_ARGS, "--with-tests",
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "--with-tests is for --dbt-project" in done.stderr.strip().splitlines()[-1]
 
 
 def test_duplicate_delivery_on_a_million_events_gives_the_plain_list_result():

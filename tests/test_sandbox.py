@@ -507,14 +507,20 @@ def test_regression_the_grader_unpickled_whatever_its_worker_sent(task, tmp_path
 
 
 def test_a_reply_round_trips_as_plain_data():
-    """What the worker sends (target, trace, error, counters) is what the grader reads back."""
+    """What the worker sends (target, trace, error, counters, what it found beside the verdict)
+    is what the grader reads back."""
     import pyarrow as pa
 
     from arrivalbench.replay import ReplayResult, RunError
 
     table = pa.table({"k": [1, None], "v": ["a", "é"], "d": pa.array([1.5, 2.25])})
     result = ReplayResult(
-        table, RunError("timeout", 2, None, "slow"), 0.125, 7, trace=(None, table)
+        table,
+        RunError("timeout", 2, None, "slow"),
+        0.125,
+        7,
+        trace=(None, table),
+        beside={"dbt_tests": {"deliveries": 2, "failed": {}}},
     )
     reply = replies.decode(replies.done(result, True, False))
     assert reply.kind == "done" and reply.retire and not reply.spare

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -88,6 +89,9 @@ class ReplayResult:
     trace: tuple[pa.Table | None, ...] | None = None
     """With `observe`, the target after each delivery (None where it did not exist yet); the
     explain package reads it to find the first batch where the state left the truth."""
+    beside: dict[str, Any] | None = None
+    """What a job found beside the verdict, as plain JSON data (check's dbt tests under
+    `--with-tests`); it never changes the verdict."""
 
 
 def delivery_tables(log: Log, delivery: Delivery, first_seq: int) -> dict[str, pa.Table]:

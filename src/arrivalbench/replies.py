@@ -65,6 +65,7 @@ def done(result: ReplayResult, retire: bool, spare: bool) -> bytes:
         "statements_run": result.statements_run,
         "empty_script": result.empty_script,
         "trace": result.trace is not None,
+        "beside": result.beside,
     }
     return _frame(header, [result.target, *(result.trace or ())])
 
@@ -81,6 +82,12 @@ def _ipc(table: pa.Table) -> bytes:
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
     return sink.getvalue().to_pybytes()
+
+
+def _beside(value: Any) -> dict[str, Any] | None:
+    if value is not None and not isinstance(value, dict):
+        raise ProtocolError("beside is not a record")
+    return value
 
 
 def decode(data: bytes) -> Reply:
@@ -132,6 +139,7 @@ def decode(data: bytes) -> Reply:
         _int(header, "statements_run"),
         empty_script=_typed(header, "empty_script", bool),
         trace=trace,
+        beside=_beside(header.get("beside")),
     )
     return Reply(
         kind,

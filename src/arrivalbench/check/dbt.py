@@ -7,9 +7,12 @@ the scratch folder. dbt runs in the sandbox worker, in-process: the worker parse
 once (ParseJob: a project that does not parse, a model or source that does not exist is bad
 input) and keeps a `dbtRunner` holding the manifest. Each replay starts from a new file at the
 same path (a new path would change the profile); per delivery the harness lands the batch in
-the source's table and runs `dbt run --select +MODEL` (about 0.2 s warm, against seconds for
-the CLI); the full refresh runs `--full-refresh` over every event once. A crashed delivery
-lands, is not run (the crash hits before dbt commits), and lands again, re-stamped.
+the source's table and runs `dbt run --select SELECTION` (default `+MODEL`; about 0.2 s warm,
+against seconds for the CLI), then with `--with-tests` `dbt test` on the same selection
+(reported beside the verdict); the full refresh runs `--full-refresh` over every event once.
+Every invocation names the profile's one target (`--target check`) and the user's `--vars`.
+A crashed delivery lands, is not run (the crash hits before dbt commits), and lands again,
+re-stamped.
 """
 
 from __future__ import annotations
@@ -76,6 +79,17 @@ class DbtProject:
     relations: tuple[tuple[str, str, str], ...] = ()
     """Per source the harness fills (the first is `source_relation`'s): (SOURCE.TABLE as given,
     its 'schema.table' as dbt resolves it, the table name alone)."""
+    select: str = ""
+    """`--select` in dbt's syntax, space-separated criteria; empty: `+MODEL` (the model and its
+    parents)."""
+    vars: str = ""
+    """`--vars` as dbt takes it (a YAML or JSON mapping), passed to every dbt invocation."""
+    with_tests: bool = False
+    """`--with-tests`: `dbt test` on the selection after each delivery's run (DbtTests)."""
+
+    def selection(self) -> list[str]:
+        """The criteria handed to `--select` of every run and test."""
+        return self.select.split() or [f"+{self.model}"]
 
     def landing(self) -> dict[str, str]:
         """Source name as given -> the relation its deliveries land in."""
@@ -95,6 +109,9 @@ class DbtProject:
             os.path.join(self.scratch, "target"),
             "--log-path",
             os.path.join(self.scratch, "logs"),
+            "--target",
+            TARGET,
+            *(["--vars", self.vars] if self.vars else []),
             "--log-level",
             "none",
             "--log-level-file",
@@ -121,6 +138,10 @@ def _profile_name(project: Path) -> str:
         raise CheckInputError(f"{path}: names no 'profile:'; add one (any name).")
     return data["profile"]
 
+
+TARGET = "check"
+"""The one target of the profile the harness writes, named on every invocation (so neither
+DBT_TARGET nor a profile's default moves it): `target.name` is "check" in the project's Jinja."""
 
 PG_ENV = ("ARRIVALBENCH_DBT_HOST", "ARRIVALBENCH_DBT_ROLE", "ARRIVALBENCH_DBT_DATABASE")
 """The environment variables the harness's PostgreSQL profile reads (env_var): the server's
@@ -182,7 +203,7 @@ def copy_project(
     shutil.copytree(project, os.path.join(scratch, "project"), ignore=IGNORED)
     os.makedirs(os.path.join(scratch, "profiles"))
     output = _profile_output(adapter, scratch, limits)
-    config = {profile: {"target": "check", "outputs": {"check": output}}}
+    config = {profile: {"target": TARGET, "outputs": {TARGET: output}}}
     Path(scratch, "profiles", "profiles.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
     return DbtProject(scratch, model, "", "", "", adapter=adapter)
 
@@ -250,6 +271,43 @@ def _upstream_seeds(manifest: Any, unique_id: str) -> list[str]:
     return sorted(seeds)
 
 
+def _selected(runner: Any, project: DbtProject, criteria: list[str]) -> list[str]:
+    """The models `--select criteria` names, by dbt's own selector (`dbt ls`)."""
+    listing = ["ls", "--select", *criteria, "--resource-type", "model", "--output", "name"]
+    with contextlib.redirect_stdout(io.StringIO()):
+        result = runner.invoke([*listing, *project.args()])
+    return [str(name) for name in result.result or ()] if result.success else []
+
+
+def _check_selection(runner: Any, manifest: Any, project: DbtProject, where: str) -> None:
+    """Every `--select` criterion selects a model, and the selection holds the checked model
+    (dbt itself runs nothing and succeeds on a criterion that matches nothing)."""
+    if not project.select:
+        return
+    import difflib
+
+    names = sorted(n.name for n in manifest.nodes.values() if n.resource_type == "model")
+    for criterion in project.selection():
+        if _selected(runner, project, [criterion]):
+            continue
+        bare = criterion.strip("+@").split(",")[0].lstrip("0123456789").rstrip("0123456789")
+        close = difflib.get_close_matches(bare, names, n=1)
+        hint = (
+            f" Did you mean '{criterion.replace(bare, close[0])}'?"
+            if close
+            else f" Models: {', '.join(names)}."
+        )
+        raise CheckInputError(
+            f"--select {criterion}: selects no model in {where} (dbt's selection syntax, "
+            f"e.g. +{project.model}).{hint}"
+        )
+    if project.model not in _selected(runner, project, project.selection()):
+        raise CheckInputError(
+            f"--select {project.select}: does not select --model {project.model}, so it would "
+            f"never run; add it (e.g. --select +{project.model})."
+        )
+
+
 @dataclass(frozen=True)
 class ParseJob:
     """Parse the project in the worker (which then keeps the manifest for the replays): its
@@ -283,7 +341,11 @@ class ParseJob:
         from dbt.cli.main import dbtRunner
 
         _RUNNERS.clear()
-        _RUNNERS[self.project.scratch] = dbtRunner(manifest=result.result)
+        runner = _RUNNERS[self.project.scratch] = dbtRunner(manifest=result.result)
+        try:
+            _check_selection(runner, result.result, resolved, self.where)
+        except CheckInputError as exc:
+            return ReplayResult(None, RunError(BAD_PROJECT, None, None, str(exc)), 0.0, 0)
         fields = ("source_relation", "source_table", "model_relation", "seeds")
         row: dict[str, list[Any]] = {name: [getattr(resolved, name)] for name in fields}
         row["relations"] = [[list(r) for r in resolved.relations]]
@@ -385,6 +447,46 @@ def _warm_runner(project: DbtProject) -> Any:
     return _RUNNERS.get(project.scratch) or _runner()
 
 
+@dataclass
+class DbtTests:
+    """`--with-tests`: the project's data tests on the selection, run after each delivery's
+    `dbt run` (dbt build's order, without build's skipping of a failed test's children, which
+    would change the model's state). A failing test is reported beside the verdict."""
+
+    deliveries: int = 0
+    failed: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def run(self, runner: Any, project: DbtProject, batch: int) -> None:
+        command = ["test", "--select", *project.selection(), "--no-write-json"]
+        with contextlib.redirect_stdout(io.StringIO()):
+            result = runner.invoke([*command, *project.args()])
+        _close_adapter()
+        self.deliveries += 1
+        found = [
+            (n.node.name, str(n.status).lower().split(".")[-1], n.failures, str(n.message or ""))
+            for n in getattr(result.result, "results", None) or ()
+        ]
+        if result.exception is not None:
+            found.append(("dbt test", "error", None, engine_text(str(result.exception))))
+        for name, status, failures, message in found:
+            if status not in ("fail", "error"):
+                continue
+            entry = self.failed.setdefault(
+                name,
+                {
+                    "status": status,
+                    "first_batch": batch,
+                    "failures": failures,
+                    "message": engine_text(message).splitlines()[0] if message else "",
+                    "deliveries": 0,
+                },
+            )
+            entry["deliveries"] += 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {"deliveries": self.deliveries, "failed": dict(sorted(self.failed.items()))}
+
+
 @dataclass(frozen=True)
 class DbtCheckJob:
     """One replay of the dbt model in the worker (or, with `first_arrivals`, its full refresh)."""
@@ -445,11 +547,12 @@ class DbtCheckJob:
         selector = [
             "run",
             "--select",
-            f"+{self.project.model}",
+            *self.project.selection(),
             "--no-write-json",
             "--no-populate-cache",
             *self.project.args(),
         ]
+        tests = DbtTests() if self.project.with_tests and not full else None
         for index, delivery in enumerate(schedule.deliveries):
             attempts = 2 if delivery.crash is not None else 1
             for attempt in range(attempts):
@@ -487,8 +590,13 @@ class DbtCheckJob:
                 if not result.success:
                     error = RunError("sql_error", delivery.batch_id, None, _failure(result))
                     return ReplayResult(None, error, spent, runs)
+                if tests is not None:
+                    tests.run(runner, self.project, delivery.batch_id)
         heartbeat(schedule.deliveries[-1].batch_id, None)
-        return self._read_target(spent, runs, schedule.deliveries[-1].batch_id, database)
+        result = self._read_target(spent, runs, schedule.deliveries[-1].batch_id, database)
+        if tests is not None:
+            result = dataclasses.replace(result, beside={"dbt_tests": tests.to_json()})
+        return result
 
     def _land(self, relation: str, table: pa.Table, database: Any) -> None:
         if database is not None:

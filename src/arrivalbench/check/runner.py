@@ -20,12 +20,16 @@ database and role per replay), refused up front on SQLite.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import queue
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,6 +86,16 @@ class CheckConfig:
     sources: tuple[SourceFile, ...] = ()
     """Several sources (`--source NAME=PATH`, check.sources); empty: the one source `log`,
     named `source` (dbt) or `source_table` (SQL), with `columns`."""
+    select: str | None = None
+    """dbt: `--select` in dbt's syntax (default `+MODEL`)."""
+    vars: str | None = None
+    """dbt: `--vars`, a YAML or JSON mapping, for every dbt invocation."""
+    workers: int = 1
+    """Schedules replayed at once, each in a worker process of its own (a dbt project is copied
+    and parsed once per worker)."""
+    with_tests: bool = False
+    """dbt: run the project's data tests on the selection after each delivery (reported beside
+    the verdicts, in the record's `dbt_tests`)."""
 
     @property
     def files(self) -> tuple[SourceFile, ...]:
@@ -132,6 +146,18 @@ def validate(config: CheckConfig) -> None:
                     f"check: {flag} is for --pipeline; a dbt model's source is --source "
                     "SOURCE.TABLE and its target is the model's relation."
                 )
+    if not config.is_dbt:
+        for flag, value in (
+            ("--select", config.select),
+            ("--vars", config.vars),
+            ("--with-tests", config.with_tests or None),
+        ):
+            if value:
+                raise UsageError(f"check: {flag} is for --dbt-project; with --pipeline give none.")
+    if config.vars is not None:
+        _check_vars(config.vars)
+    if config.workers < 1:
+        raise UsageError(f"--workers {config.workers}: give 1 or more (schedules run at once).")
     if config.target and "." in config.target:
         raise UsageError(
             f"--target {config.target}: give the table's name alone; the pipeline's tables live "
@@ -166,6 +192,28 @@ def validate(config: CheckConfig) -> None:
         raise CheckInputError(
             f"--oracle {config.oracle}: file not found{resolved_hint(config.oracle)}; pass a "
             ".sql query."
+        )
+
+
+def _check_vars(text: str) -> None:
+    """--vars as dbt reads it (YAML, of which JSON is a part), refused here in one line rather
+    than by dbt in the worker."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f" at column {where.column + 1}" if where is not None else ""
+        problem = getattr(exc, "problem", None) or "not YAML"
+        raise CheckInputError(
+            f"--vars {text!r}: not valid YAML or JSON ({problem}{at}); give a mapping, e.g. "
+            "--vars '{start_date: 2026-01-01}'."
+        ) from None
+    if not isinstance(value, dict):
+        raise CheckInputError(
+            f"--vars {text!r}: is a {type(value).__name__}, not a mapping; give names and "
+            "values, e.g. --vars '{start_date: 2026-01-01}'."
         )
 
 
@@ -243,7 +291,8 @@ class Check:
     on_status: Callable[[str], None] = lambda message: None
     """What the check is doing before its first schedule (e.g. "parsing the dbt project…")."""
     _scratch: str = field(default="", init=False)
-    _sandbox: Sandbox = field(default_factory=Sandbox, init=False, repr=False)
+    _sandboxes: list[Sandbox] = field(default_factory=list, init=False, repr=False)
+    """One per worker (`workers`): schedules replay in parallel, one worker process each."""
 
     def run(self, script: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
         config = self.config
@@ -253,21 +302,27 @@ class Check:
         names = resolve(config.schedules)
         get_engine(config.engine)  # a server engine starts here, before the worker that uses it
         self._scratch = tempfile.mkdtemp(prefix="arrivalbench-check-")
-        self._sandbox = Sandbox(startup_seconds=config.startup_timeout)
+        self._sandboxes = [
+            Sandbox(startup_seconds=config.startup_timeout) for _ in range(config.workers)
+        ]
         try:
             return self._run(script, names)
         except KeyboardInterrupt:
-            self._sandbox.abort()  # not close(): that would wait for the worker's current job
+            for sandbox in self._sandboxes:
+                sandbox.abort()  # not close(): that would wait for the worker's current job
             raise
         finally:
-            self._sandbox.close()
+            for sandbox in self._sandboxes:
+                sandbox.close()
             shutil.rmtree(self._scratch, ignore_errors=True)
 
     def _run(self, script: str | None, names: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
         config = self.config
         mode = config.resolved_mode
         project = None
-        sandbox = self._sandbox
+        sandbox = self._sandboxes[0]
+        projects: dict[int, Any] = {}
+        """Per worker (its sandbox's id), its own scratch copy of the dbt project, parsed there."""
         files = config.files
         sources = read_sources(files)
         log = sources.log
@@ -276,17 +331,33 @@ class Check:
 
             assert config.dbt_project and config.model
             named = " ".join(f.name for f in files)
-            project = copy_project(
-                config.dbt_project,
-                config.model,
-                named,
-                self._scratch,
-                config.limits,
-                adapter=engine_info(config.engine).dbt_adapter or "duckdb",
-            )
-            parse = ParseJob(project, named, str(config.dbt_project), config.limits)
+
+            def parsed(index: int) -> Any:
+                scratch = Path(self._scratch, f"worker{index}")
+                scratch.mkdir()
+                copied = copy_project(
+                    config.dbt_project,  # type: ignore[arg-type]
+                    config.model,  # type: ignore[arg-type]
+                    named,
+                    str(scratch),
+                    config.limits,
+                    adapter=engine_info(config.engine).dbt_adapter or "duckdb",
+                )
+                copied = dataclasses.replace(
+                    copied,
+                    select=config.select or "",
+                    vars=config.vars or "",
+                    with_tests=config.with_tests,
+                )
+                parse = ParseJob(copied, named, str(config.dbt_project), config.limits)
+                result = self._sandboxes[index].run(parse)
+                return parsed_project(copied, result, config.startup_timeout)
+
             self.on_status("parsing the dbt project…")
-            project = parsed_project(project, sandbox.run(parse), config.startup_timeout)
+            with ThreadPoolExecutor(len(self._sandboxes)) as pool:  # in parallel, one per worker
+                found = list(pool.map(parsed, range(len(self._sandboxes))))
+            projects = {id(one): p for one, p in zip(self._sandboxes, found, strict=True)}
+            project = projects[id(sandbox)]
             oracle_tables = {name: table for name, _, table in project.relations}
             target = config.model
         else:
@@ -304,15 +375,17 @@ class Check:
         expected_cache: dict[str, pa.Table | RunError] = {}
         verdicts: dict[str, Verdict] = {}
         timings: dict[str, Any] = {}
+        guard = threading.Lock()
+        locks: dict[str, threading.Lock] = {}
         base = arrival_base(log)
         compared = comparing(target, log.key_column, config.ignore_columns)
 
-        def job(schedule: Schedule | None, stamps: np.ndarray | None) -> Any:
+        def job(schedule: Schedule | None, stamps: np.ndarray | None, sandbox: Sandbox) -> Any:
             if project is not None:
                 from arrivalbench.check.dbt import DbtCheckJob
 
                 return DbtCheckJob(
-                    project,
+                    projects[id(sandbox)],
                     config.limits,
                     log_file,
                     schedule,
@@ -338,45 +411,83 @@ class Check:
         def expected_for(schedule: Schedule, sandbox: Sandbox) -> pa.Table | RunError:
             stamps = first_arrivals(log, schedule, base) if arrival else None
             key = "" if stamps is None else hashlib.sha256(stamps.tobytes()).hexdigest()
-            if key not in expected_cache:
-                if oracle_sql is not None and not engine_info(config.engine).authored:
-                    expected_cache[key] = self._engine_oracle(
-                        oracle_sql, log_file, relations, stamps, sandbox
-                    )
-                elif oracle_sql is not None:
-                    expected_cache[key] = self._query_oracle(
-                        log, sources.static, oracle_tables, oracle_sql, stamps
-                    )
-                else:
-                    started = time.perf_counter()
-                    result = sandbox.run(job(None, stamps))
-                    expected_cache[key] = _table_or_error(result)
+            with guard:
+                lock = locks.setdefault(key, threading.Lock())
+            with lock:  # each full refresh once, while other workers replay
+                if key not in expected_cache:
+                    compute(key, stamps, sandbox)
+            return expected_cache[key]
+
+        def compute(key: str, stamps: np.ndarray | None, sandbox: Sandbox) -> None:
+            if oracle_sql is not None and not engine_info(config.engine).authored:
+                expected_cache[key] = self._engine_oracle(
+                    oracle_sql, log_file, relations, stamps, sandbox
+                )
+            elif oracle_sql is not None:
+                expected_cache[key] = self._query_oracle(
+                    log, sources.static, oracle_tables, oracle_sql, stamps
+                )
+            else:
+                started = time.perf_counter()
+                result = sandbox.run(job(None, stamps, sandbox))
+                expected_cache[key] = _table_or_error(result)
+                with guard:
                     spent = timings.setdefault(
                         "full_refresh", {"wall_seconds": 0.0, "statement_seconds": 0.0, "runs": 0}
                     )
                     spent["wall_seconds"] += round(time.perf_counter() - started, 6)
                     spent["statement_seconds"] += round(result.statement_seconds, 6)
                     spent["runs"] += 1
-            return expected_cache[key]
 
         total = len(schedules)
-        for i, (name, schedule) in enumerate(schedules.items()):
-            self.on_progress(name, i, total, None)
-            expected = expected_for(schedule, sandbox)
-            started = time.perf_counter()
-            result = sandbox.run(job(schedule, None))
+        idle: queue.SimpleQueue[Sandbox] = queue.SimpleQueue()
+        for one in self._sandboxes:
+            idle.put(one)
+        entries: dict[str, dict[str, Any]] = {}
+
+        def replay(name: str, schedule: Schedule) -> None:
+            sandbox = idle.get()  # a worker of its own while this schedule replays
+            try:
+                expected = expected_for(schedule, sandbox)
+                started = time.perf_counter()
+                result = sandbox.run(job(schedule, None, sandbox))
+            finally:
+                idle.put(sandbox)
             if result.empty_script:
                 assert result.error is not None
                 raise CheckInputError(
                     f"{config.pipeline}: {result.error.message}; give at least one statement."
                 )
             verdict = judge(result, expected, compared)
-            verdicts[name] = verdict.replayed(schedule_digest(schedule, fingerprint))
-            timings[name] = {  # the full refresh's own time is timings["full_refresh"]
-                "wall_seconds": round(time.perf_counter() - started, 6),
-                "statement_seconds": round(result.statement_seconds, 6),
-            }
-            self.on_progress(name, i + 1, total, verdicts[name].to_json())
+            verdict = verdict.replayed(schedule_digest(schedule, fingerprint))
+            entry = verdict.to_json()
+            if result.beside and "dbt_tests" in result.beside:
+                entry["dbt_tests"] = result.beside["dbt_tests"]
+            with guard:
+                verdicts[name] = verdict
+                timings[name] = {  # the full refresh's own time is timings["full_refresh"]
+                    "wall_seconds": round(time.perf_counter() - started, 6),
+                    "statement_seconds": round(result.statement_seconds, 6),
+                }
+                entries[name] = entry
+                self.on_progress(name, len(entries), total, entry)
+
+        if len(self._sandboxes) == 1:
+            for name, schedule in schedules.items():
+                replay(name, schedule)
+        else:
+            pool = ThreadPoolExecutor(len(self._sandboxes))
+            try:
+                for future in [pool.submit(replay, *item) for item in schedules.items()]:
+                    future.result()
+            finally:
+                pool.shutdown(wait=False, cancel_futures=True)
+        verdicts = {name: verdicts[name] for name in schedules}  # the schedules' order
+        timings = {
+            **{name: timings[name] for name in schedules},
+            **({"full_refresh": timings["full_refresh"]} if "full_refresh" in timings else {}),
+        }
+        dbt_tests = {n: entries[n]["dbt_tests"] for n in schedules if "dbt_tests" in entries[n]}
         if config.is_dbt:
             from arrivalbench.check.dbt import dbt_version
 
@@ -385,7 +496,12 @@ class Check:
             extra: dict[str, Any] = {
                 "model": config.model,
                 "dbt_version": dbt_version(project.adapter if project else "duckdb"),
+                "select": " ".join(project.selection()) if project else None,
             }
+            if config.vars:
+                extra["vars"] = config.vars
+            if config.with_tests:
+                extra["dbt_tests"] = dbt_tests
         else:
             assert script is not None
             sha = artifact_sha256(script)

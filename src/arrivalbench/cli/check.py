@@ -67,6 +67,28 @@ def check(
         Path | None, typer.Option("--dbt-project", help="A dbt project folder (never written).")
     ] = None,
     model: Annotated[str | None, typer.Option("--model", help="The dbt model to check.")] = None,
+    select: Annotated[
+        str | None,
+        typer.Option(
+            "--select",
+            help="dbt: the nodes each run builds, in dbt's selection syntax (default +MODEL: the "
+            "model and its parents).",
+        ),
+    ] = None,
+    dbt_vars: Annotated[
+        str | None,
+        typer.Option(
+            "--vars", help="dbt: variables as dbt's --vars takes them (a YAML or JSON mapping)."
+        ),
+    ] = None,
+    with_tests: Annotated[
+        bool,
+        typer.Option(
+            "--with-tests",
+            help="dbt: run the project's data tests on the selection after each delivery; a "
+            "failing test is reported beside the verdict, never as it.",
+        ),
+    ] = False,
     source: Annotated[
         list[str] | None,
         typer.Option(
@@ -140,6 +162,14 @@ def check(
             callback=_engines,
         ),
     ] = None,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            help="Schedules replayed at once, each in a worker process of its own (a dbt "
+            "project is parsed once per worker).",
+        ),
+    ] = 1,
     startup_timeout: Annotated[
         float,
         typer.Option(
@@ -194,6 +224,9 @@ def check(
         target=target,
         dbt_project=dbt_project,
         model=model,
+        select=select,
+        vars=dbt_vars,
+        with_tests=with_tests,
         source=legacy,
         sources=files if several else (),
         mode=mode,  # type: ignore[arg-type]
@@ -202,6 +235,7 @@ def check(
         ignore_columns=tuple(ignore_column or ()),
         engine=engines[0],
         startup_timeout=startup_timeout,
+        workers=workers,
     )
     if startup_timeout <= 0:
         raise UsageError(
@@ -221,11 +255,12 @@ def check(
     def progress(name: str, done: int, total: int, entry: dict[str, Any] | None) -> None:
         if entry is not None:
             verdict = entry["verdict"]
+            tests = tests_beside(entry.get("dbt_tests"))
             err.print(
                 text(
                     f"check: [{done}/{total}] {name}: ",
                     (verdict, VERDICT_STYLE[verdict]),
-                    f" ({time.monotonic() - started:.1f} s)",
+                    f"{tests} ({time.monotonic() - started:.1f} s)",
                 )
             )
 
@@ -260,6 +295,7 @@ def check(
             side_by_side(records)
             for name, record in records.items():
                 print_failures(record, f" on {name}")
+                print_dbt_tests(record, f" on {name}")
         raise typer.Exit(max(exit_code(r) for r in records.values()))
     record = records[engines[0]]
     if junit is not None:
@@ -269,7 +305,42 @@ def check(
     else:
         check_table(record)
         print_failures(record)
+        print_dbt_tests(record)
     raise typer.Exit(exit_code(record))
+
+
+def tests_beside(tests: dict[str, Any] | None) -> str:
+    """`--with-tests`' words beside a verdict: which dbt tests failed, or that all passed."""
+    if tests is None:
+        return ""
+    failed = tests["failed"]
+    if not failed:
+        return f" · dbt tests passed ({tests['deliveries']} deliveries)"
+    shown = ", ".join(
+        f"{name} ({entry['status']} from batch {entry['first_batch']})"
+        for name, entry in failed.items()
+    )
+    return f" · dbt tests failed: {shown}"
+
+
+def print_dbt_tests(record: dict[str, Any], where: str = "") -> None:
+    """Under the table, per schedule with a failing dbt test, which test, where and why."""
+    tests = record.get("dbt_tests") or {}
+    failing = {name: t for name, t in tests.items() if t["failed"]}
+    if not failing:
+        return
+    out.print(f"dbt tests{where} (beside the verdicts; they never change one):", style="dim")
+    for name, one in failing.items():
+        for test, entry in one["failed"].items():
+            count = f", {entry['failures']} failing rows" if entry["failures"] else ""
+            out.print(
+                text(
+                    f"  {name}: {test} {entry['status']} from batch {entry['first_batch']} "
+                    f"({entry['deliveries']} of {one['deliveries']} deliveries{count})"
+                    + (f": {entry['message']}" if entry["message"] else "")
+                ),
+                soft_wrap=True,
+            )
 
 
 def _engines(values: list[str] | None) -> list[str] | None:
