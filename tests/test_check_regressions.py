@@ -168,7 +168,7 @@ def test_regression_the_github_actions_example_ran_a_script_only_this_repository
     workflow = text[text.index("```yaml") : text.index("```", text.index("```yaml") + 3)]
     assert "examples/" not in workflow and "pip install -e" not in workflow
     assert "git+https://" in workflow
-    assert "target `check`" in text and "dbt tests do not run" in text
+    assert "named **`check`**" in text and "dbt tests run only with `--with-tests`" in text
 
 
 @pytest.mark.slow

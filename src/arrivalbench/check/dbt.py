@@ -166,17 +166,9 @@ def _profile_output(adapter: str, scratch: str, limits: Limits) -> dict[str, Any
     }
 
 
-def copy_project(
-    project: Path,
-    model: str,
-    source: str,
-    scratch: str,
-    limits: Limits,
-    adapter: str = DUCKDB.name,
-) -> DbtProject:
-    """Copy the project to the scratch folder and write the harness's profile there. What the
-    project holds (the model, the sources: `source` names them, space-separated) is learnt by
-    parsing it in the worker: `ParseJob`."""
+def check_project(project: Path, source: str, adapter: str = DUCKDB.name) -> None:
+    """What the user must fix before anything runs: dbt and the engine's adapter installed, a
+    dbt project at `project`, every source named SOURCE.TABLE (`source`: space-separated)."""
     package = f"dbt-{adapter}"
     if importlib.util.find_spec("dbt") is None:
         raise CheckInputError(f"--dbt-project needs dbt-core and {package}; {INSTALL_HINT}.")
@@ -199,6 +191,20 @@ def copy_project(
                 f"--source {one}: name the dbt source as SOURCE.TABLE (e.g. raw.orders), as in "
                 "{{ source('raw', 'orders') }}."
             )
+
+
+def copy_project(
+    project: Path,
+    model: str,
+    source: str,
+    scratch: str,
+    limits: Limits,
+    adapter: str = DUCKDB.name,
+) -> DbtProject:
+    """Copy the project to the scratch folder and write the harness's profile there. What the
+    project holds (the model, the sources: `source` names them, space-separated) is learnt by
+    parsing it in the worker: `ParseJob`."""
+    check_project(project, source, adapter)
     profile = _profile_name(project)
     shutil.copytree(project, os.path.join(scratch, "project"), ignore=IGNORED)
     os.makedirs(os.path.join(scratch, "profiles"))

@@ -327,10 +327,17 @@ class Check:
         sources = read_sources(files)
         log = sources.log
         if config.is_dbt:
-            from arrivalbench.check.dbt import ParseJob, copy_project, parsed_project
+            from arrivalbench.check.dbt import (
+                ParseJob,
+                check_project,
+                copy_project,
+                parsed_project,
+            )
 
             assert config.dbt_project and config.model
             named = " ".join(f.name for f in files)
+            adapter = engine_info(config.engine).dbt_adapter or "duckdb"
+            check_project(config.dbt_project, named, adapter)  # bad input, before "parsing..."
 
             def parsed(index: int) -> Any:
                 scratch = Path(self._scratch, f"worker{index}")
@@ -341,7 +348,7 @@ class Check:
                     named,
                     str(scratch),
                     config.limits,
-                    adapter=engine_info(config.engine).dbt_adapter or "duckdb",
+                    adapter=adapter,
                 )
                 copied = dataclasses.replace(
                     copied,
