@@ -8,7 +8,8 @@ once (ParseJob: a project that does not parse, a model or source that does not e
 input) and keeps a `dbtRunner` holding the manifest. Each replay starts from a new file at the
 same path (a new path would change the profile); per delivery the harness lands the batch in
 the source's table and runs `dbt run --select +MODEL` (about 0.2 s warm, against seconds for
-the CLI); the full refresh runs `--full-refresh` over every event once. A crashed delivery
+the CLI); the full refresh runs `--full-refresh` over every event once. A microbatch model's runs carry
+the event-time window check.microbatch derives (`--event-time-start/--event-time-end`). A crashed delivery
 lands, is not run (the crash hits before dbt commits), and lands again, re-stamped.
 """
 
@@ -73,6 +74,15 @@ class DbtProject:
     seeds: str = ""
     """The seeds the model depends on, directly or not, space-separated (a dbt selector): loaded
     by `dbt seed` into each replay's new database before its first delivery."""
+    batch_size: str = ""
+    """A microbatch model's batch_size ('' for any other strategy): check.microbatch."""
+    lookback: int = 0
+
+    @property
+    def microbatch(self) -> Any:
+        from arrivalbench.check.microbatch import Microbatch
+
+        return Microbatch(self.batch_size, self.lookback) if self.batch_size else None
 
     @property
     def project_dir(self) -> str:
@@ -205,12 +215,17 @@ def _resolve(manifest: Any, project: DbtProject, where: str, source: str) -> Dbt
         raise CheckInputError(f"--model {model}: no such model in {where}.{hint}")
     node = models[0]
     found = sources[0]
+    from arrivalbench.check.microbatch import Microbatch
+
+    batching = Microbatch.of(node)
     return dataclasses.replace(
         project,
         source_relation=f"{found.schema}.{found.identifier}",
         source_table=found.identifier,
         model_relation=f"{node.schema}.{node.alias}",
         seeds=" ".join(_upstream_seeds(manifest, node.unique_id)),
+        batch_size=batching.batch_size if batching else "",
+        lookback=batching.lookback if batching else 0,
     )
 
 
@@ -268,7 +283,14 @@ class ParseJob:
 
         _RUNNERS.clear()
         _RUNNERS[self.project.scratch] = dbtRunner(manifest=result.result)
-        fields = ("source_relation", "source_table", "model_relation", "seeds")
+        fields = (
+            "source_relation",
+            "source_table",
+            "model_relation",
+            "seeds",
+            "batch_size",
+            "lookback",
+        )
         row = {name: [getattr(resolved, name)] for name in fields}
         return ReplayResult(pa.table(row), None, 0.0, 0)
 
@@ -429,7 +451,15 @@ class DbtCheckJob:
             "--no-populate-cache",
             *self.project.args(),
         ]
+        batching = self.project.microbatch
+        times = log.ts_micros()
+        clock: int | None = None  # a microbatch model's clock: the newest event time delivered
         for index, delivery in enumerate(schedule.deliveries):
+            window: list[str] = []
+            if batching is not None:
+                delivered = times[np.asarray(delivery.rows, dtype=np.int64)]
+                window = batching.flags(delivered, clock)
+                clock = max(int(delivered.max()), clock if clock is not None else -(2**62))
             attempts = 2 if delivery.crash is not None else 1
             for attempt in range(attempts):
                 stamps = self.first_arrivals if full else stamp(base, index, attempt)
@@ -452,7 +482,9 @@ class DbtCheckJob:
                 heartbeat(delivery.batch_id, 1)
                 started = time.perf_counter()
                 with contextlib.redirect_stdout(io.StringIO()):
-                    result = runner.invoke([*selector, *(["--full-refresh"] if full else [])])
+                    result = runner.invoke(
+                        [*selector, *window, *(["--full-refresh"] if full else [])]
+                    )
                 _close_adapter()
                 spent += time.perf_counter() - started
                 runs += 1
