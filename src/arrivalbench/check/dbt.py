@@ -382,6 +382,16 @@ def _retarget(runner: Any, database: str) -> None:
             node.database = database
 
 
+def _sequential_batches(runner: Any) -> None:
+    """Run microbatch batches one after another: dbt runs a model's middle batches in parallel
+    where the adapter allows it, and on the harness's one-thread DuckDB file that hung a run
+    of three or more batches past the statement limit."""
+    manifest = getattr(runner, "manifest", None)
+    for node in getattr(manifest, "nodes", {}).values():
+        if getattr(node.config, "incremental_strategy", None) == "microbatch":
+            node.config.concurrent_batches = False
+
+
 def _warm_runner(project: DbtProject) -> Any:
     """The dbtRunner holding the project's parsed manifest (ParseJob made it in this worker), so
     a run skips parsing; a plain one if this worker is not the one that parsed."""
@@ -452,6 +462,8 @@ class DbtCheckJob:
             *self.project.args(),
         ]
         batching = self.project.microbatch
+        if batching is not None:
+            _sequential_batches(runner)
         times = log.ts_micros()
         clock: int | None = None  # a microbatch model's clock: the newest event time delivered
         for index, delivery in enumerate(schedule.deliveries):
