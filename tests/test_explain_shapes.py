@@ -184,3 +184,74 @@ def test_late_dropped_names_a_watermark_on_closed_days() -> None:
 @pytest.mark.slow
 def test_an_event_time_watermark_is_not_called_closed_days() -> None:
     assert _late_dropped_detail("late_dropped_event_time.sql") == "a watermark per source, on sales"
+
+
+WATERMARKS = {
+    "per source": "region_revenue/controls/sales_watermark.sql",
+    "global": "late_dropped_global.sql",
+}
+
+
+def _watermark_script(kind: str) -> str:
+    if kind == "per source":
+        return (get_task("region_revenue").folder / "controls" / "sales_watermark.sql").read_text()
+    return (FIXTURES / WATERMARKS[kind]).read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def watermarks():
+    """Both watermark bugs explained on region_revenue's late_arrival schedule, shrinking on."""
+    task = get_task("region_revenue")
+    schedule, log = build_schedule(task, "late_arrival", 0)
+    return {
+        kind: explain(task, _watermark_script(kind), schedule, log, budget_seconds=BUDGET)
+        for kind in WATERMARKS
+    }
+
+
+@pytest.mark.slow
+def test_regression_late_dropped_tells_a_per_source_watermark_on_a_graded_schedule(
+    watermarks,
+) -> None:
+    """Its minimal schedule (two sales) and the original both fit either watermark, so the
+    detail said 'these deliveries do not tell them apart'; a probe (a region change newer than
+    a sale, delivered first) tells them apart."""
+    e = watermarks["per source"]
+    assert e.verdict == "FAIL" and e.diagnosis == ["late_dropped"]
+    assert e.details["late_dropped"] == "a watermark per source, on sales"
+
+
+@pytest.mark.slow
+def test_regression_late_dropped_tells_one_watermark_across_sources_on_a_graded_schedule(
+    watermarks,
+) -> None:
+    e = watermarks["global"]
+    assert e.verdict == "FAIL" and e.diagnosis == ["late_dropped"]
+    assert e.details["late_dropped"] == "one watermark across all sources, on sales"
+    assert "(one watermark across all sources, on sales.)" in e.sentence()
+
+
+@pytest.mark.slow
+def test_the_watermarks_correct_neighbour_passes_and_is_not_labelled(watermarks) -> None:
+    task = get_task("region_revenue")
+    neighbour = script("late_dropped.correct")
+    for name in ("late_arrival", "out_of_order"):
+        schedule, log = build_schedule(task, name, 0)
+        assert explain(task, neighbour, schedule, log, shrinking=False).verdict == "PASS"
+    for e in watermarks.values():
+        assert diagnose_schedule(task, neighbour, e.minimal, e.log) == []
+
+
+def test_late_dropped_probes_put_the_newest_event_of_one_source_before_an_older_one_of_another(
+    region,
+) -> None:
+    from arrivalbench.explain.semantics import late_dropped_probes
+
+    _, log, (s3, s1, s2, c) = region
+    ts, source = log.ts_micros(), log.spine.source
+    probes = list(late_dropped_probes(log, _region_schedule(log, [[s1, c], [s2, s3]])))
+    assert probes
+    for first, second in probes:
+        (y,), (x,) = first.rows, second.rows
+        assert source[y] != source[x] and ts[x] < ts[y]
+    assert {int(source[p[0].rows[0]]) for p in probes} == {0, 1}

@@ -306,3 +306,37 @@ def test_replay_command_carries_non_default_limits() -> None:
         Limits(statement_timeout=1.5, memory_limit="256MB"),
     )
     assert tight.endswith("--seed 7 --statement-timeout 1.5 --memory-limit 256MB")
+
+
+# --- the target may be a VIEW ---------------------------------------------------------------------
+
+HISTORY_VIEW = """
+CREATE TABLE IF NOT EXISTS sales_history (
+    event_id BIGINT PRIMARY KEY, ts_event TIMESTAMP, store_id INTEGER, amount DECIMAL(12,2)
+);
+INSERT INTO sales_history
+SELECT event_id, ts_event, store_id, amount FROM sales_batch
+QUALIFY row_number() OVER (PARTITION BY event_id ORDER BY _arrival_seq) = 1
+ON CONFLICT DO NOTHING;
+CREATE OR REPLACE VIEW daily_revenue AS
+SELECT store_id, CAST(ts_event AS DATE) AS day, CAST(SUM(amount) AS DECIMAL(18,2)) AS revenue,
+       COUNT(*) AS orders
+FROM sales_history GROUP BY ALL;
+"""
+
+
+@pytest.mark.slow
+def test_a_view_target_over_a_history_table_is_graded_by_its_rows(grader, daily_revenue):
+    """docs/decisions.md: the target is read by name, so a persistent VIEW over the pipeline's
+    own history passes every schedule when its rows are right, and FAILs (not ERROR) when not."""
+    names = default_schedules(daily_revenue)
+    record, _ = grader.grade(daily_revenue, HISTORY_VIEW, names)
+    assert {n: e["verdict"] for n, e in record["verdicts"].items()} == dict.fromkeys(names, "PASS")
+    copies_kept = HISTORY_VIEW.replace("event_id BIGINT PRIMARY KEY", "event_id BIGINT").replace(
+        "QUALIFY row_number() OVER (PARTITION BY event_id ORDER BY _arrival_seq) = 1\n"
+        "ON CONFLICT DO NOTHING",
+        "",
+    )
+    record, _ = grader.grade(daily_revenue, copies_kept, ["snapshot", "duplicate_delivery"])
+    assert record["verdicts"]["snapshot"]["verdict"] == "PASS"
+    assert record["verdicts"]["duplicate_delivery"]["verdict"] == "FAIL"

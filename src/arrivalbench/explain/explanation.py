@@ -14,11 +14,21 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
+
+from arrivalbench.compare import compare
 from arrivalbench.engines import DEFAULT_ENGINE, Limits
 from arrivalbench.errors import PipelineInputError
 from arrivalbench.explain.divergence import Divergence, Step, first_divergence, observe
 from arrivalbench.explain.runner import Runner
-from arrivalbench.explain.semantics import LABELS, SENTENCES, SHAPES, diagnose_details
+from arrivalbench.explain.semantics import (
+    LABELS,
+    PROBES,
+    SENTENCES,
+    SHAPES,
+    diagnose_details,
+    variant_tables,
+)
 from arrivalbench.explain.shrink import DEFAULT_BUDGET_SECONDS, DEFAULT_MAX_REPLAYS, Shrunk, shrink
 from arrivalbench.logs import Log
 from arrivalbench.sandbox import Sandbox
@@ -239,7 +249,7 @@ def _diagnose(
     the order of LABELS. A label's detail names the variants that matched on both schedules
     (the minimal one may not tell a per-source watermark from a global one), else the minimal's,
     the coarser variants left out where a finer one remains; when several still hold, it names
-    them all and says the deliveries do not tell them apart.
+    them all and says the deliveries do not tell them apart, unless a probe (PROBES) does.
     A shape (issue 28) that matched on the minimal schedule only, where two or three events can
     make several semantics give one table, is dropped when the original schedule computed it and
     its table differed: the larger schedule refutes it."""
@@ -273,6 +283,8 @@ def _diagnose(
         both = [d for d in sets[0] if all(d in other for other in sets[1:])] or sets[0]
         finer = [d for d in both if d not in coarser]
         distinct = [d for d in dict.fromkeys(finer or both) if d]
+        if len(distinct) > 1 and label in PROBES:
+            distinct = _told_apart(runner, label, distinct, minimal)
         details[label] = (
             " or ".join(distinct) + " (these deliveries do not tell them apart)"
             if len(distinct) > 1
@@ -285,3 +297,37 @@ def _diagnose(
                 details.setdefault("crash_partial_apply", None)
                 break
     return {label: details[label] for label in LABELS if label in details}
+
+
+PROBE_REPLAYS = 4
+"""At most this many probe schedules are replayed per label."""
+
+
+def _told_apart(runner: Runner, label: str, details: list[str], base: Schedule) -> list[str]:
+    """The details that remain after replaying the label's probes that separate them: those with
+    a variant whose table on the probe equals the pipeline's. A probe no variant explains (the
+    pipeline has another quirk there) changes nothing."""
+    left, replays = list(details), 0
+    target = runner.task.spec.target
+
+    def same(a: pa.Table, b: pa.Table) -> bool:
+        return compare(a, b, target).equal
+
+    for deliveries in PROBES[label](runner.log, base):
+        probe = runner.candidate(deliveries)
+        tables = variant_tables(runner.task, runner.log, probe, label, set(left), runner.engine)
+        if not any(
+            tables[a] and tables[b] and not any(same(x, y) for x in tables[a] for y in tables[b])
+            for a in left
+            for b in left
+            if a < b
+        ):
+            continue
+        replays += 1
+        actual = runner.run(deliveries).result.target
+        if actual is not None:
+            kept = [d for d in left if any(same(t, actual) for t in tables[d])]
+            left = kept or left
+        if len(left) == 1 or replays >= PROBE_REPLAYS:
+            break
+    return left

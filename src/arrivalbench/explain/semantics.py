@@ -30,7 +30,7 @@ from arrivalbench.explain.shapes import (
 )
 from arrivalbench.explain.shapes.counterfactual import over
 from arrivalbench.logs import Log
-from arrivalbench.schedules import Schedule
+from arrivalbench.schedules import Delivery, Schedule
 from arrivalbench.spec import Task
 
 SENTENCES: dict[str, str] = {
@@ -189,6 +189,35 @@ def _watermarks(
             yield over(_tables(log, kept), words + grain_words, coarser=grain > 1)
 
 
+def late_dropped_probes(log: Log, schedule: Schedule) -> Iterator[tuple[Delivery, ...]]:
+    """Two-batch schedules that tell a watermark per source from one across all sources: the
+    newest event of one source, then an older event of another. Per source the second is the
+    first of its source (kept); across all sources it is older than the newest event loaded
+    (dropped). The older event is one the schedule delivered (oldest first), then one at a few
+    points in time of the rest of the log."""
+    ts, source = log.ts_micros(), log.spine.source
+    delivered = sorted({row for d in schedule.deliveries for row in d.rows})
+    order = lambda r: (int(ts[r]), r)  # noqa: E731
+    for newest_of in range(len(log.sources)):
+        rows = np.flatnonzero(source == newest_of)
+        if not len(rows):
+            continue
+        y = int(max(rows, key=order))
+        for older_of in range(len(log.sources)):
+            if older_of == newest_of:
+                continue
+            older = sorted(int(r) for r in np.flatnonzero(source == older_of) if ts[r] < ts[y])
+            older.sort(key=order)
+            if not older:
+                continue
+            spread = [older[int(q * (len(older) - 1))] for q in (0.0, 0.5, 1.0)]
+            mine = sorted(
+                (r for r in delivered if source[r] == older_of and ts[r] < ts[y]), key=order
+            )
+            for x in dict.fromkeys(mine[:3] + spread):
+                yield (Delivery(1, (y,)), Delivery(2, (x,)))
+
+
 def arrival_order_wins(log: Log, schedule: Schedule) -> Iterator[dict[str, pa.Table]]:
     """For sources with an entity key: only the row received last of each entity; or each
     entity's event times (and ids) handed out again in arrival order, so the last received is
@@ -323,11 +352,43 @@ SEMANTICS: dict[str, Variant] = {
 }
 
 
+Probe = Callable[[Log, Schedule], Iterator[tuple[Delivery, ...]]]
+
+PROBES: dict[str, Probe] = {"late_dropped": late_dropped_probes}
+"""Per label, small schedules that may tell its variants apart when the schedules diagnosed do
+not (a watermark per source or across all sources): each is replayed only when the variants'
+tables on it differ, and the variants whose table equals the pipeline's there remain."""
+
+
 def _candidates(task: Task, log: Log, schedule: Schedule) -> Iterator[tuple[str, Iterator]]:
     for label, variants in SEMANTICS.items():
         yield label, variants(log, schedule)
     for label, shape in SHAPES.items():
         yield label, shape(task, log, schedule)
+
+
+def variant_tables(
+    task: Task, log: Log, schedule: Schedule, label: str, details: set[str], engine: Engine
+) -> dict[str, list[pa.Table]]:
+    """Per detail of `label` among `details`, the tables of its variants on this schedule (those
+    that apply; one equal to the truth included)."""
+    tables: dict[str, list[pa.Table]] = {d: [] for d in details}
+    variants = (
+        SEMANTICS[label](log, schedule)
+        if label in SEMANTICS
+        else SHAPES[label](task, log, schedule)
+    )
+    for item in variants:
+        counterfactual = item if isinstance(item, Counterfactual) else over(item)
+        if counterfactual.detail not in tables:
+            continue
+        try:
+            table = counterfactual.compute(task, engine)
+        except OracleError:
+            continue
+        if table is not None:
+            tables[counterfactual.detail].append(table)
+    return tables
 
 
 def diagnose_details(
