@@ -328,3 +328,52 @@ def test_a_microbatch_window_starts_lookback_days_before_the_previous_clock():
     assert [w.day for w in batching.window(first, None)] == [3, 5]  # [Jan 3, Jan 5)
     late = np.array([1 * day, 4 * day + 1 * hour])  # an order of Jan 2 lands with one of Jan 5
     assert [w.day for w in batching.window(late, clock=int(first.max()))] == [3, 6]
+
+
+@pytest.mark.slow
+def test_regression_a_replay_worker_that_did_not_parse_ran_microbatch_batches_in_parallel(
+    tmp_path: Path,
+):
+    """A worker retires after a job that leaves it mapping over a GiB (dbt's do), so most
+    replays run in a worker that did not parse: it had a plain dbtRunner, whose own parse let
+    dbt run the middle batches on its one-thread pool, which the model's runner held: a hang.
+    A worker that did not parse now parses once and keeps the batches sequential."""
+    pytest.importorskip("dbt.adapters.duckdb")
+    probe = f"""
+from pathlib import Path
+from arrivalbench.check.dbt import _RUNNERS, _warm_runner, copy_project
+from arrivalbench.engines import Limits
+project = copy_project(Path({str(SHOP)!r}), "orders_microbatch", "raw.orders", {str(tmp_path)!r},
+                       Limits())
+assert not _RUNNERS  # this process never ran a ParseJob
+runner = _warm_runner(project)
+assert _warm_runner(project) is runner  # parsed once per worker
+node = next(n for n in runner.manifest.nodes.values() if n.name == "orders_microbatch")
+print(node.config.concurrent_batches)
+"""
+    import arrivalbench
+
+    here = str(Path(arrivalbench.__file__).parents[1])  # this checkout's, not an installed one
+    env = {**os.environ, "PYTHONPATH": here}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
+
+
+@pytest.mark.slow
+def test_a_microbatch_model_without_event_time_is_one_line_exit_2(tmp_path: Path, orders: Path):
+    pytest.importorskip("dbt.adapters.duckdb")
+    project = tmp_path / "shop"
+    shutil.copytree(SHOP, project, ignore=shutil.ignore_patterns("target", "logs", "*.duckdb"))
+    model = project / "models" / "orders_microbatch.sql"
+    model.write_text(model.read_text().replace("event_time='ordered_at',", ""))
+    done = run_cli(
+        "check", "--dbt-project", project, "--model", "orders_microbatch",
+        "--source", "raw.orders", "--log", orders, *LOG_ARGS, "--schedules", "in_order_stream",
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if not line.startswith("check: ")]
+    assert len(lines) == 1, done.stderr
+    assert "orders_microbatch" in lines[0] and "event_time" in lines[0], lines[0]

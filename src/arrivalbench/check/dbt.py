@@ -281,11 +281,7 @@ class ParseJob:
     def run(
         self, engine: Engine, statements: list[Statement], heartbeat: Heartbeat
     ) -> ReplayResult:
-        for name in PG_ENV:  # parsing renders the profile but never connects
-            os.environ.setdefault(name, "unused")
-        with contextlib.redirect_stdout(io.StringIO()):
-            result = _runner().invoke(["parse", *self.project.args()])
-        _close_adapter()
+        result = _parse(self.project)
         if not result.success:
             lines = str(result.exception or "dbt parse failed").strip().splitlines()
             detail = " ".join(line.strip() for line in lines if line.strip())[:300]
@@ -295,10 +291,7 @@ class ParseJob:
             resolved = _resolve(result.result, self.project, self.where, self.source)
         except CheckInputError as exc:
             return ReplayResult(None, RunError(BAD_PROJECT, None, None, str(exc)), 0.0, 0)
-        from dbt.cli.main import dbtRunner
-
-        _RUNNERS.clear()
-        _RUNNERS[self.project.scratch] = dbtRunner(manifest=result.result)
+        _keep_runner(self.project, result.result)
         fields = (
             "source_relation",
             "source_table",
@@ -401,20 +394,47 @@ def _retarget(runner: Any, database: str) -> None:
             node.database = database
 
 
-def _sequential_batches(runner: Any) -> None:
-    """Run microbatch batches one after another: dbt runs a model's middle batches in parallel
-    where the adapter allows it, and on the harness's one-thread DuckDB file that hung a run
-    of three or more batches past the statement limit."""
-    manifest = getattr(runner, "manifest", None)
-    for node in getattr(manifest, "nodes", {}).values():
+def _sequential_batches(manifest: Any) -> None:
+    """Run microbatch batches one after another. dbt submits a model's middle batches to its
+    thread pool where the adapter allows it (dbt-duckdb does), while the model's own runner holds
+    the pool's one thread (`threads: 1`) waiting for them: a run of three or more batches hangs
+    until the statement limit."""
+    for node in manifest.nodes.values():
         if getattr(node.config, "incremental_strategy", None) == "microbatch":
             node.config.concurrent_batches = False
 
 
+def _parse(project: DbtProject) -> Any:
+    """`dbt parse` of the scratch copy, in this worker: its result holds the manifest."""
+    for name in PG_ENV:  # parsing renders the profile but never connects
+        os.environ.setdefault(name, "unused")
+    with contextlib.redirect_stdout(io.StringIO()):
+        result = _runner().invoke(["parse", *project.args()])
+    _close_adapter()
+    return result
+
+
+def _keep_runner(project: DbtProject, manifest: Any) -> Any:
+    """This worker's dbtRunner over the parsed manifest, its microbatch batches sequential."""
+    from dbt.cli.main import dbtRunner
+
+    _sequential_batches(manifest)
+    _RUNNERS.clear()
+    _RUNNERS[project.scratch] = dbtRunner(manifest=manifest)
+    return _RUNNERS[project.scratch]
+
+
 def _warm_runner(project: DbtProject) -> Any:
-    """The dbtRunner holding the project's parsed manifest (ParseJob made it in this worker), so
-    a run skips parsing; a plain one if this worker is not the one that parsed."""
-    return _RUNNERS.get(project.scratch) or _runner()
+    """The dbtRunner holding the project's parsed manifest, so a run skips parsing: the one
+    ParseJob made if this worker parsed, else parsed here once. A worker retires after a job
+    that left it mapping over a GiB (dbt's imports and a run do), so most replays run in a
+    worker that did not parse; a plain runner there parsed per run, and ran batches in parallel."""
+    if project.scratch in _RUNNERS:
+        return _RUNNERS[project.scratch]
+    result = _parse(project)
+    if not result.success:  # it parsed in ParseJob's worker: a harness defect if not here
+        raise RuntimeError(f"dbt parse failed in a replay worker: {result.exception}")
+    return _keep_runner(project, result.result)
 
 
 @dataclass(frozen=True)
@@ -483,8 +503,6 @@ class DbtCheckJob:
             *self.project.args(),
         ]
         batching = self.project.microbatch
-        if batching is not None:
-            _sequential_batches(runner)
         times = log.ts_micros()
         clock: int | None = None  # a microbatch model's clock: the newest event time delivered
         for index, delivery in enumerate(schedule.deliveries):
