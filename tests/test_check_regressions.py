@@ -6,6 +6,7 @@ one project with a seed and a model with a missing column covers two bugs in one
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import runpy
@@ -278,3 +279,101 @@ def test_dbt_shop_on_postgres_watermark_fails_late_arrival_and_fixed_passes(
         assert got == {"in_order_stream": "PASS", "late_arrival": "FAIL"}, record["engine"]
     done = run_cli("check", *args, "--engine", "postgres", "--model", "orders_fixed")
     assert done.returncode == 0, done.stdout
+
+
+# --- dbt microbatch models (issue 27, item 2) -----------------------------------------------------
+@pytest.mark.slow
+def test_dbt_shop_microbatch_passes_lateness_within_lookback_and_fails_beyond(tmp_path: Path):
+    """orders_microbatch (batch_size day, lookback 1): on a one-day log every late order lands
+    within the lookback (PASS); on the ten-day log the deep tail lands days late and is lost."""
+    pytest.importorskip("dbt.adapters.duckdb")
+    common = (
+        "--dbt-project", SHOP, "--model", "orders_microbatch", "--source", "raw.orders",
+        *LOG_ARGS, "--arrival-column", "_loaded_at", "--ignore-column", "_loaded_at", "--json",
+    )  # fmt: skip
+    one_day = make_log(tmp_path / "day.parquet", orders=240, seed=3, days=1)
+    done = run_cli("check", *common, "--log", one_day, "--schedules", "late_arrival")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["verdicts"]["late_arrival"]["verdict"] == "PASS"
+    ten_days = make_log(tmp_path / "ten.parquet", orders=240, seed=3)
+    done = run_cli(
+        "check", *common, "--log", ten_days, "--schedules", "in_order_stream,late_arrival"
+    )
+    assert done.returncode == 1, done.stderr
+    found = json.loads(done.stdout)["verdicts"]
+    assert found["in_order_stream"]["verdict"] == "PASS"
+    assert found["late_arrival"]["verdict"] == "FAIL"
+    assert found["late_arrival"]["diff"]["counts"]["missing"] >= 10  # the 5% deep tail at least
+
+
+def test_a_microbatch_model_without_event_time_is_bad_input():
+    from types import SimpleNamespace
+
+    from arrivalbench.check.microbatch import Microbatch
+
+    config = SimpleNamespace(incremental_strategy="microbatch", event_time=None)
+    node = SimpleNamespace(name="m", original_file_path="models/m.sql", config=config)
+    with pytest.raises(CheckInputError, match=r"--model m: a microbatch model needs event_time"):
+        Microbatch.of(node)
+
+
+def test_a_microbatch_window_starts_lookback_days_before_the_previous_clock():
+    import numpy as np
+
+    from arrivalbench.check.microbatch import Microbatch
+
+    day, hour = 86_400_000_000, 3_600_000_000
+    batching = Microbatch("day", 1)
+    first = np.array([2 * day + 5 * hour, 3 * day + 20 * hour])
+    assert [w.day for w in batching.window(first, None)] == [3, 5]  # [Jan 3, Jan 5)
+    late = np.array([1 * day, 4 * day + 1 * hour])  # an order of Jan 2 lands with one of Jan 5
+    assert [w.day for w in batching.window(late, clock=int(first.max()))] == [3, 6]
+
+
+@pytest.mark.slow
+def test_regression_a_replay_worker_that_did_not_parse_ran_microbatch_batches_in_parallel(
+    tmp_path: Path,
+):
+    """A worker retires after a job that leaves it mapping over a GiB (dbt's do), so most
+    replays run in a worker that did not parse: it had a plain dbtRunner, whose own parse let
+    dbt run the middle batches on its one-thread pool, which the model's runner held: a hang.
+    A worker that did not parse now parses once and keeps the batches sequential."""
+    pytest.importorskip("dbt.adapters.duckdb")
+    probe = f"""
+from pathlib import Path
+from arrivalbench.check.dbt import _RUNNERS, _warm_runner, copy_project
+from arrivalbench.engines import Limits
+project = copy_project(Path({str(SHOP)!r}), "orders_microbatch", "raw.orders", {str(tmp_path)!r},
+                       Limits())
+assert not _RUNNERS  # this process never ran a ParseJob
+runner = _warm_runner(project)
+assert _warm_runner(project) is runner  # parsed once per worker
+node = next(n for n in runner.manifest.nodes.values() if n.name == "orders_microbatch")
+print(node.config.concurrent_batches)
+"""
+    import arrivalbench
+
+    here = str(Path(arrivalbench.__file__).parents[1])  # this checkout's, not an installed one
+    env = {**os.environ, "PYTHONPATH": here}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
+
+
+@pytest.mark.slow
+def test_a_microbatch_model_without_event_time_is_one_line_exit_2(tmp_path: Path, orders: Path):
+    pytest.importorskip("dbt.adapters.duckdb")
+    project = tmp_path / "shop"
+    shutil.copytree(SHOP, project, ignore=shutil.ignore_patterns("target", "logs", "*.duckdb"))
+    model = project / "models" / "orders_microbatch.sql"
+    model.write_text(model.read_text().replace("event_time='ordered_at',", ""))
+    done = run_cli(
+        "check", "--dbt-project", project, "--model", "orders_microbatch",
+        "--source", "raw.orders", "--log", orders, *LOG_ARGS, "--schedules", "in_order_stream",
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if not line.startswith("check: ")]
+    assert len(lines) == 1, done.stderr
+    assert "orders_microbatch" in lines[0] and "event_time" in lines[0], lines[0]

@@ -615,3 +615,28 @@ def test_regression_a_killed_sqlite_worker_left_its_scratch_folder(worker, task,
         os.path.join(tempfile.gettempdir(), "arrivalbench-sqlite-")
     )
     assert not os.path.exists(made[0])
+
+
+def test_regression_a_relative_pythonpath_made_workers_run_another_checkouts_code(monkeypatch):
+    """`PYTHONPATH=src` from a checkout: the worker starts in `/`, where `src` names nothing, so
+    it imported the installed arrivalbench (another checkout) and ran that code for these jobs
+    (a dbt microbatch model then ran without its window and its sequential batches, and hung)."""
+    import subprocess
+    import sys
+
+    import arrivalbench
+    from arrivalbench.sandbox import worker_environment
+
+    here = Path(arrivalbench.__file__).parents[1]
+    monkeypatch.chdir(here.parent)
+    environment = worker_environment({**os.environ, "PYTHONPATH": f"{here.name}{os.pathsep}"})
+    assert environment["PYTHONPATH"] == f"{here}{os.pathsep}"  # an empty entry stays as it was
+    found = subprocess.run(
+        [sys.executable, "-c", "import arrivalbench; print(arrivalbench.__file__)"],
+        cwd="/",
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert Path(found.stdout.strip()) == Path(arrivalbench.__file__)

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import ClassVar
@@ -257,6 +258,18 @@ class HarnessError(RuntimeError):
     """A defect of the harness itself (not of the pipeline): never turned into a verdict."""
 
 
+def worker_environment(parent: Mapping[str, str]) -> dict[str, str]:
+    """The worker's environment: the parent's, WORKER_ENVIRONMENT over it, and PYTHONPATH's
+    relative entries made absolute. The worker starts in `/`, where a relative entry (as in
+    `PYTHONPATH=src` from a checkout) names nothing, so the worker imported whatever other copy
+    of arrivalbench was installed, and ran that copy's code for this copy's jobs."""
+    environment = {**parent, **WORKER_ENVIRONMENT}
+    if environment.get("PYTHONPATH"):
+        entries = environment["PYTHONPATH"].split(os.pathsep)
+        environment["PYTHONPATH"] = os.pathsep.join(os.path.abspath(e) if e else e for e in entries)
+    return environment
+
+
 class Sandbox:
     """A supervised worker process that runs replay jobs one at a time. Use as a context manager.
 
@@ -294,7 +307,7 @@ class Sandbox:
         self.close()
 
     def _start(self) -> Connection:
-        environment = {**os.environ, **WORKER_ENVIRONMENT}
+        environment = worker_environment(os.environ)
         if (
             self._process is None
             or self._process.poll() is not None

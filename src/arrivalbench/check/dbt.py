@@ -9,7 +9,8 @@ input) and keeps a `dbtRunner` holding the manifest. Each replay starts from a n
 same path (a new path would change the profile); per delivery the harness lands the batch in
 the source's table and runs `dbt run --select SELECTION` (default `+MODEL`; about 0.2 s warm,
 against seconds for the CLI), then with `--with-tests` `dbt test` on the same selection
-(reported beside the verdict); the full refresh runs `--full-refresh` over every event once.
+(reported beside the verdict); the full refresh runs `--full-refresh` over every event once. A microbatch model's runs carry
+the event-time window check.microbatch derives (`--event-time-start/--event-time-end`).
 Every invocation names the profile's one target (`--target check`) and the user's `--vars`.
 A crashed delivery lands, is not run (the crash hits before dbt commits), and lands again,
 re-stamped.
@@ -79,6 +80,10 @@ class DbtProject:
     relations: tuple[tuple[str, str, str], ...] = ()
     """Per source the harness fills (the first is `source_relation`'s): (SOURCE.TABLE as given,
     its 'schema.table' as dbt resolves it, the table name alone)."""
+    batch_size: str = ""
+    """A microbatch model's batch_size ('' for any other strategy): check.microbatch."""
+    lookback: int = 0
+    """A microbatch model's lookback, in batches."""
     select: str = ""
     """`--select` in dbt's syntax, space-separated criteria; empty: `+MODEL` (the model and its
     parents)."""
@@ -90,6 +95,12 @@ class DbtProject:
     def selection(self) -> list[str]:
         """The criteria handed to `--select` of every run and test."""
         return self.select.split() or [f"+{self.model}"]
+
+    @property
+    def microbatch(self) -> Any:
+        from arrivalbench.check.microbatch import Microbatch
+
+        return Microbatch(self.batch_size, self.lookback) if self.batch_size else None
 
     def landing(self) -> dict[str, str]:
         """Source name as given -> the relation its deliveries land in."""
@@ -247,6 +258,9 @@ def _resolve(manifest: Any, project: DbtProject, where: str, source: str) -> Dbt
         hint = f" Did you mean '{close[0]}'?" if close else f" Models: {', '.join(names)}."
         raise CheckInputError(f"--model {model}: no such model in {where}.{hint}")
     node = models[0]
+    from arrivalbench.check.microbatch import Microbatch
+
+    batching = Microbatch.of(node)
     return dataclasses.replace(
         project,
         source_relation=relations[0][1],
@@ -254,6 +268,8 @@ def _resolve(manifest: Any, project: DbtProject, where: str, source: str) -> Dbt
         model_relation=f"{node.schema}.{node.alias}",
         seeds=" ".join(_upstream_seeds(manifest, node.unique_id)),
         relations=tuple(relations),
+        batch_size=batching.batch_size if batching else "",
+        lookback=batching.lookback if batching else 0,
     )
 
 
@@ -330,11 +346,7 @@ class ParseJob:
     def run(
         self, engine: Engine, statements: list[Statement], heartbeat: Heartbeat
     ) -> ReplayResult:
-        for name in PG_ENV:  # parsing renders the profile but never connects
-            os.environ.setdefault(name, "unused")
-        with contextlib.redirect_stdout(io.StringIO()):
-            result = _runner().invoke(["parse", *self.project.args()])
-        _close_adapter()
+        result = _parse(self.project)
         if not result.success:
             lines = str(result.exception or "dbt parse failed").strip().splitlines()
             detail = " ".join(line.strip() for line in lines if line.strip())[:300]
@@ -344,15 +356,19 @@ class ParseJob:
             resolved = _resolve(result.result, self.project, self.where, self.source)
         except CheckInputError as exc:
             return ReplayResult(None, RunError(BAD_PROJECT, None, None, str(exc)), 0.0, 0)
-        from dbt.cli.main import dbtRunner
-
-        _RUNNERS.clear()
-        runner = _RUNNERS[self.project.scratch] = dbtRunner(manifest=result.result)
+        runner = _keep_runner(self.project, result.result)
         try:
             _check_selection(runner, result.result, resolved, self.where)
         except CheckInputError as exc:
             return ReplayResult(None, RunError(BAD_PROJECT, None, None, str(exc)), 0.0, 0)
-        fields = ("source_relation", "source_table", "model_relation", "seeds")
+        fields = (
+            "source_relation",
+            "source_table",
+            "model_relation",
+            "seeds",
+            "batch_size",
+            "lookback",
+        )
         row: dict[str, list[Any]] = {name: [getattr(resolved, name)] for name in fields}
         row["relations"] = [[list(r) for r in resolved.relations]]
         return ReplayResult(pa.table(row), None, 0.0, 0)
@@ -447,10 +463,47 @@ def _retarget(runner: Any, database: str) -> None:
             node.database = database
 
 
+def _sequential_batches(manifest: Any) -> None:
+    """Run microbatch batches one after another. dbt submits a model's middle batches to its
+    thread pool where the adapter allows it (dbt-duckdb does), while the model's own runner holds
+    the pool's one thread (`threads: 1`) waiting for them: a run of three or more batches hangs
+    until the statement limit."""
+    for node in manifest.nodes.values():
+        if getattr(node.config, "incremental_strategy", None) == "microbatch":
+            node.config.concurrent_batches = False
+
+
+def _parse(project: DbtProject) -> Any:
+    """`dbt parse` of the scratch copy, in this worker: its result holds the manifest."""
+    for name in PG_ENV:  # parsing renders the profile but never connects
+        os.environ.setdefault(name, "unused")
+    with contextlib.redirect_stdout(io.StringIO()):
+        result = _runner().invoke(["parse", *project.args()])
+    _close_adapter()
+    return result
+
+
+def _keep_runner(project: DbtProject, manifest: Any) -> Any:
+    """This worker's dbtRunner over the parsed manifest, its microbatch batches sequential."""
+    from dbt.cli.main import dbtRunner
+
+    _sequential_batches(manifest)
+    _RUNNERS.clear()
+    _RUNNERS[project.scratch] = dbtRunner(manifest=manifest)
+    return _RUNNERS[project.scratch]
+
+
 def _warm_runner(project: DbtProject) -> Any:
-    """The dbtRunner holding the project's parsed manifest (ParseJob made it in this worker), so
-    a run skips parsing; a plain one if this worker is not the one that parsed."""
-    return _RUNNERS.get(project.scratch) or _runner()
+    """The dbtRunner holding the project's parsed manifest, so a run skips parsing: the one
+    ParseJob made if this worker parsed, else parsed here once. A worker retires after a job
+    that left it mapping over a GiB (dbt's imports and a run do), so most replays run in a
+    worker that did not parse; a plain runner there parsed per run, and ran batches in parallel."""
+    if project.scratch in _RUNNERS:
+        return _RUNNERS[project.scratch]
+    result = _parse(project)
+    if not result.success:  # it parsed in ParseJob's worker: a harness defect if not here
+        raise RuntimeError(f"dbt parse failed in a replay worker: {result.exception}")
+    return _keep_runner(project, result.result)
 
 
 @dataclass
@@ -559,7 +612,15 @@ class DbtCheckJob:
             *self.project.args(),
         ]
         tests = DbtTests() if self.project.with_tests and not full else None
+        batching = self.project.microbatch
+        times = log.ts_micros()
+        clock: int | None = None  # a microbatch model's clock: the newest event time delivered
         for index, delivery in enumerate(schedule.deliveries):
+            window: list[str] = []
+            if batching is not None:
+                delivered = times[np.asarray(delivery.rows, dtype=np.int64)]
+                window = batching.flags(delivered, clock)
+                clock = max(int(delivered.max()), clock if clock is not None else -(2**62))
             attempts = 2 if delivery.crash is not None else 1
             for attempt in range(attempts):
                 stamps = self.first_arrivals if full else stamp(base, index, attempt)
@@ -589,7 +650,9 @@ class DbtCheckJob:
                 heartbeat(delivery.batch_id, 1)
                 started = time.perf_counter()
                 with contextlib.redirect_stdout(io.StringIO()):
-                    result = runner.invoke([*selector, *(["--full-refresh"] if full else [])])
+                    result = runner.invoke(
+                        [*selector, *window, *(["--full-refresh"] if full else [])]
+                    )
                 _close_adapter()
                 spent += time.perf_counter() - started
                 runs += 1
