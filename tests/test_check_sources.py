@@ -61,6 +61,31 @@ SELECT order_id, customer_id,
         ORDER BY k.effective_at DESC, k.change_id DESC LIMIT 1) AS tier
 FROM seen s;
 """
+# The same two pipelines in PostgreSQL's SQL (no INSERT OR IGNORE, no CREATE OR REPLACE TABLE).
+AT_ARRIVAL_POSTGRES = """
+CREATE TABLE IF NOT EXISTS known (change_id TEXT, customer_id BIGINT, tier TEXT, effective_at TIMESTAMP);
+INSERT INTO known SELECT change_id, customer_id, tier, effective_at FROM customers;
+CREATE TABLE IF NOT EXISTS order_tiers (order_id TEXT PRIMARY KEY, customer_id BIGINT, tier TEXT);
+INSERT INTO order_tiers
+SELECT DISTINCT ON (order_id) order_id, customer_id,
+       (SELECT k.tier FROM known k WHERE k.customer_id = o.customer_id AND k.effective_at <= o.ordered_at
+        ORDER BY k.effective_at DESC, k.change_id DESC LIMIT 1)
+FROM orders o ORDER BY order_id
+ON CONFLICT (order_id) DO NOTHING;
+"""
+FULL_HISTORY_POSTGRES = """
+CREATE TABLE IF NOT EXISTS known (change_id TEXT, customer_id BIGINT, tier TEXT, effective_at TIMESTAMP);
+INSERT INTO known SELECT change_id, customer_id, tier, effective_at FROM customers;
+CREATE TABLE IF NOT EXISTS seen (order_id TEXT PRIMARY KEY, customer_id BIGINT, ordered_at TIMESTAMP);
+INSERT INTO seen SELECT DISTINCT ON (order_id) order_id, customer_id, ordered_at FROM orders
+ORDER BY order_id ON CONFLICT (order_id) DO NOTHING;
+DROP TABLE IF EXISTS order_tiers;
+CREATE TABLE order_tiers AS
+SELECT order_id, customer_id,
+       (SELECT k.tier FROM known k WHERE k.customer_id = s.customer_id AND k.effective_at <= s.ordered_at
+        ORDER BY k.effective_at DESC, k.change_id DESC LIMIT 1) AS tier
+FROM seen s;
+"""
 
 
 @pytest.fixture(scope="module")
@@ -285,6 +310,29 @@ def test_sql_join_at_arrival_fails_out_of_order_and_full_history_passes(logs: Pa
     assert code == 0, record
 
 
+@pytest.mark.slow
+def test_sql_two_sources_on_postgres_join_at_arrival_fails_and_full_history_passes(
+    logs: Path, tmp_path: Path, postgres_engine
+):
+    args = ("--target", "order_tiers", *sources_args(logs), *COLUMNS, "--engine", "postgres")
+    some = ("--schedules", "in_order_stream,out_of_order,backfill")
+    at_arrival = tmp_path / "at_arrival.sql"
+    at_arrival.write_text(AT_ARRIVAL_POSTGRES, encoding="utf-8")
+    code, record = check_json("--pipeline", at_arrival, *args, *some)
+    assert code == 1
+    assert record["engine"] == "postgres"
+    assert verdicts(record)["in_order_stream"] == "PASS"
+    assert verdicts(record)["out_of_order"] == "FAIL"
+
+    full = tmp_path / "full.sql"
+    full.write_text(FULL_HISTORY_POSTGRES, encoding="utf-8")
+    code, record = check_json("--pipeline", full, *args, *some)
+    assert code == 0, record
+    assert set(verdicts(record).values()) == {"PASS"}
+    code, record = check_json("--pipeline", at_arrival, *args, *some, "--static", "customers")
+    assert code == 0, record
+
+
 # --- a dbt project over two sources (examples/dbt_customers) --------------------------------------
 
 
@@ -352,3 +400,26 @@ def test_dbt_unknown_source_is_one_line_and_exit_2(dbt_logs: Path, tmp_path: Pat
     lines = [x for x in done.stderr.strip().splitlines() if not x.startswith("check: ")]
     assert len(lines) == 1 and "--source raw.customer: no such source" in lines[0], done.stderr
     assert "raw.customers" in lines[0]  # the sources the project declares
+
+
+@pytest.mark.slow
+def test_dbt_customers_on_duckdb_and_postgres_side_by_side(logs: Path, postgres_engine):
+    """The two-source project on dbt-duckdb and dbt-postgres (`--engine` twice): the join at
+    arrival FAILs out_of_order on both engines; the join on the full history PASSes on
+    PostgreSQL."""
+    pytest.importorskip("dbt.adapters.duckdb")
+    pytest.importorskip("dbt.adapters.postgres")
+    args = (*dbt_args(logs), *DBT_COLUMNS, "--schedules", "in_order_stream,out_of_order")
+    both = ("--engine", "duckdb", "--engine", "postgres")
+    code, record = check_json(*args, *both, "--model", "orders_tier_at_arrival")
+    assert code == 1
+    assert list(record["engines"]) == ["duckdb", "postgres"]
+    for engine, one in record["engines"].items():
+        assert verdicts(one) == {"in_order_stream": "PASS", "out_of_order": "FAIL"}, engine
+    assert "dbt-postgres" in record["engines"]["postgres"]["dbt_version"]
+
+    on_postgres = (*dbt_args(logs), *DBT_COLUMNS, "--engine", "postgres")
+    some = ("--schedules", "late_arrival,out_of_order,backfill")
+    code, record = check_json(*on_postgres, *some, "--model", "orders_tier_rebuilt")
+    assert code == 0, record
+    assert verdicts(record) == dict.fromkeys(("late_arrival", "out_of_order", "backfill"), "PASS")
