@@ -220,6 +220,36 @@ def test_a_source_the_pipeline_never_reads_is_refused():
     check_read("CREATE TABLE (((", files("anything"), "duckdb")  # left to the engine
 
 
+def named_files(*names: str) -> tuple[SourceFile, ...]:
+    return tuple(SourceFile(n, f"{n}.parquet", LogColumns("id", "ts")) for n in names)
+
+
+def test_regression_a_source_without_a_schema_passed_for_a_table_read_in_one():
+    """`--source orders=...` for a pipeline that reads raw.orders passed the check (the bare
+    name matched) and landed in the default schema: an ERROR on every schedule. The list of
+    tables it names showed aliases ('known AS k')."""
+    script = "INSERT INTO out SELECT * FROM raw.orders o JOIN known k USING (id);"
+    with pytest.raises(
+        UsageError, match=r"reads no table orders .*Did you mean 'raw\.orders'"
+    ) as e:
+        check_read(script, named_files("orders"), "duckdb")
+    assert "tables it names: known, out, raw.orders)" in str(e.value)
+    assert check_read(script, named_files("raw.orders"), "duckdb") == {"raw.orders": "raw.orders"}
+
+
+def test_regression_an_uppercase_source_on_postgres_landed_where_the_pipeline_never_reads():
+    """`--source CUSTOMERS=...` made a table "CUSTOMERS" on PostgreSQL, which folds the
+    pipeline's unquoted `customers` to lower case: relation "customers" does not exist, on
+    every schedule. A source lands under the pipeline's own spelling, as the engine reads it."""
+    script = 'SELECT * FROM Customers JOIN "Orders" USING (id) JOIN RAW.Regions USING (id);'
+    files = named_files("CUSTOMERS", "orders", "raw.regions")
+    assert check_read(script, files, "postgres") == {
+        "CUSTOMERS": "customers",
+        "orders": "Orders",
+        "raw.regions": "raw.regions",
+    }
+
+
 @pytest.mark.parametrize(
     ("case", "needle"),
     [

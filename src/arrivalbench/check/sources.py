@@ -158,26 +158,37 @@ def source_files(
     return tuple(files)
 
 
-def check_read(script: str, files: tuple[SourceFile, ...], dialect: str) -> None:
-    """Refuse a source the SQL pipeline never reads (a misspelt --source NAME would otherwise
-    be an ERROR on every schedule: the table the pipeline reads is never delivered). Tables are
-    read off sqlglot's parse in the engine's dialect, names compared without case, a schema
-    kept when the source names one; a script sqlglot cannot parse is left to the engine."""
+def check_read(script: str, files: tuple[SourceFile, ...], dialect: str) -> dict[str, str]:
+    """Per source, the table it lands in: the pipeline's own spelling of it, as the engine
+    resolves it (PostgreSQL folds an unquoted `Customers` to `customers`, so a source named
+    CUSTOMERS lands where the pipeline reads). A source the pipeline never reads is refused (a
+    misspelt --source NAME would otherwise be an ERROR on every schedule: the table the
+    pipeline reads is never delivered), as is a source without a schema for a table the
+    pipeline reads in one (`orders` for `raw.orders`: it would land in the default schema).
+    Tables are read off sqlglot's parse in the engine's dialect, names compared without case;
+    a script sqlglot cannot parse is left to the engine, each source landing under its name."""
     import sqlglot
     from sqlglot import exp
     from sqlglot.errors import SqlglotError
+    from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
+    as_given = {file.name: file.name for file in files}
     try:
         parsed = sqlglot.parse(script, read=dialect)
     except SqlglotError:
-        return
+        return as_given
     tables = [t for statement in parsed if statement for t in statement.find_all(exp.Table)]
-    read = {t.name.lower() for t in tables if t.name} | {
-        f"{t.db}.{t.name}".lower() for t in tables if t.db and t.name
-    }
-    shown = sorted({t.sql(dialect=dialect) for t in tables if t.name})
+    spelt = [
+        ".".join(p for p in (t.db, t.name) if p)
+        for t in (normalize_identifiers(t.copy(), dialect=dialect) for t in tables if t.name)
+    ]
+    shown = sorted(
+        {".".join(p.sql(dialect=dialect) for p in t.parts[-2:]) for t in tables if t.name}
+    )
+    landing: dict[str, str] = {}
     for file in files:
-        if file.name.lower() not in read:
+        same = [name for name in spelt if name.lower() == file.name.lower()]
+        if not same:
             close = difflib.get_close_matches(file.name, shown, n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
             raise UsageError(
@@ -185,6 +196,8 @@ def check_read(script: str, files: tuple[SourceFile, ...], dialect: str) -> None
                 f"(tables it names: {', '.join(shown) or 'none'}); name each source as the table "
                 f"the pipeline reads.{hint}"
             )
+        landing[file.name] = file.name if file.name in same else same[0]
+    return landing
 
 
 def read_sources(files: tuple[SourceFile, ...]) -> Sources:
