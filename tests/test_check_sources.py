@@ -220,6 +220,24 @@ def test_a_source_the_pipeline_never_reads_is_refused():
     check_read("CREATE TABLE (((", files("anything"), "duckdb")  # left to the engine
 
 
+def test_regression_a_source_named_in_another_case_was_no_source():
+    """`--key ORDERS=oid` beside `--source orders=...` said "no source named ORDERS", with no
+    "did you mean" (difflib minds case), while the pipeline's check and SQL ignore case; and
+    `--source orders=a --source ORDERS=b`, one table to the engine, was taken as two."""
+    assert per_source("--key", ["ORDERS=oid", "id"], ["orders", "customers"]) == {
+        "orders": "oid",
+        "customers": "id",
+    }
+    pairs = [("orders", "o.csv"), ("customers", "c.csv")]
+    files = source_files(pairs, ["id"], ["Orders=ts"], [], [], ["Customers"], None)
+    assert [(f.name, f.static, f.columns.event_time) for f in files] == [
+        ("orders", False, "ts"),
+        ("customers", True, None),
+    ]
+    with pytest.raises(UsageError, match=r"--source ORDERS: named twice \(as orders"):
+        split_source_flags(["orders=a.csv", "ORDERS=b.csv"])
+
+
 def named_files(*names: str) -> tuple[SourceFile, ...]:
     return tuple(SourceFile(n, f"{n}.parquet", LogColumns("id", "ts")) for n in names)
 

@@ -73,8 +73,10 @@ def split_source_flags(values: list[str]) -> tuple[str | None, list[tuple[str, s
             raise UsageError(
                 f"--source {value}: give NAME=PATH (e.g. --source raw.orders=orders.parquet)."
             )
-        if name in (n for n, _ in pairs):
-            raise UsageError(f"--source {name}: named twice; give each source once.")
+        twice = [n for n, _ in pairs if n.lower() == name.lower()]
+        if twice:
+            also = "" if twice[0] == name else f" (as {twice[0]}: names are compared without case)"
+            raise UsageError(f"--source {name}: named twice{also}; give each source once.")
         pairs.append((name, path))
     if len(plain) > 1 or (plain and pairs):
         raise UsageError(
@@ -92,9 +94,14 @@ def _unknown(flag: str, value: str, name: str, names: list[str]) -> UsageError:
     )
 
 
+def _spelt(name: str, names: list[str]) -> str | None:
+    """The source `name` refers to, compared without case (as SQL compares unquoted names)."""
+    return next((n for n in names if n.lower() == name.lower()), None)
+
+
 def per_source(flag: str, values: list[str], names: list[str]) -> dict[str, str]:
-    """NAME=COL values per source; a bare COL is every other source's. An unknown NAME, a
-    source named twice or two bare values is a UsageError."""
+    """NAME=COL values per source (NAME compared without case); a bare COL is every other
+    source's. An unknown NAME, a source named twice or two bare values is a UsageError."""
     named: dict[str, str] = {}
     bare: str | None = None
     for value in values:
@@ -107,8 +114,9 @@ def per_source(flag: str, values: list[str], names: list[str]) -> dict[str, str]
                 )
             bare = column
             continue
-        if name not in names:
+        if _spelt(name, names) is None:
             raise _unknown(flag, value, name, names)
+        name = _spelt(name, names) or name
         if not column:
             raise UsageError(f"{flag} {value}: give NAME=COL (a column of source {name}).")
         if name in named:
@@ -129,8 +137,9 @@ def source_files(
     """Each source with its own columns, checked against the names given (not yet the files)."""
     names = [n for n, _ in pairs]
     for name in static:
-        if name not in names:
+        if _spelt(name, names) is None:
             raise _unknown("--static", name, name, names)
+    static = [_spelt(name, names) or name for name in static]
     if names and all(n in static for n in names):
         raise UsageError(
             "--static: every source is static; at least one source must arrive in batches."
