@@ -220,6 +220,26 @@ def test_a_source_the_pipeline_never_reads_is_refused():
     check_read("CREATE TABLE (((", files("anything"), "duckdb")  # left to the engine
 
 
+def test_regression_a_static_dimension_with_repeated_keys_was_refused_as_events(tmp_path: Path):
+    """`--static customers --key customers=cust` over a dimension with two rows per customer
+    said "keys repeat; the log must hold each event once", and with no --key for it, "has no
+    key column": a static source is a table delivered whole, not events; it needs neither."""
+    (tmp_path / "o.csv").write_text("oid,ts\no1,2026-01-01 00:00:00\n", encoding="utf-8")
+    (tmp_path / "d.csv").write_text("cust,tier\n2,gold\n1,silver\n1,gold\n", encoding="utf-8")
+    pairs = [("orders", str(tmp_path / "o.csv")), ("customers", str(tmp_path / "d.csv"))]
+    for keys in (["orders=oid", "customers=cust"], ["orders=oid"]):
+        files = source_files(pairs, keys, ["orders=ts"], [], [], ["customers"], None)
+        ((name, table),) = read_sources(files).static
+        assert name == "customers"
+        assert table.to_pylist() == [
+            {"cust": 1, "tier": "gold"},
+            {"cust": 1, "tier": "silver"},
+            {"cust": 2, "tier": "gold"},
+        ]  # every row, in a stable order (the fingerprint hashes them)
+    with pytest.raises(UsageError, match="source orders has no key column"):
+        source_files(pairs, ["customers=cust"], ["orders=ts"], [], [], ["customers"], None)
+
+
 def test_regression_a_source_named_in_another_case_was_no_source():
     """`--key ORDERS=oid` beside `--source orders=...` said "no source named ORDERS", with no
     "did you mean" (difflib minds case), while the pipeline's check and SQL ignore case; and

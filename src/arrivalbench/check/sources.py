@@ -151,7 +151,7 @@ def source_files(
     several = len(names) > 1
     files = []
     for name, where in pairs:
-        if name not in key:
+        if name not in key and name not in static:
             flag = f"--key {name}=COL" if several else "--key COL"
             raise UsageError(f"check: source {name} has no key column; give {flag}.")
         if name not in when and name not in static:
@@ -161,7 +161,7 @@ def source_files(
                 f"{name} for a dimension delivered once)."
             )
         columns = LogColumns(
-            key[name], when.get(name), entity.get(name), evolve.get(name), arrival_column
+            key.get(name), when.get(name), entity.get(name), evolve.get(name), arrival_column
         )
         files.append(SourceFile(name, where, columns, name in static))
     return tuple(files)
