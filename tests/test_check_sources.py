@@ -11,6 +11,8 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from arrivalbench.check.delivery import delivered_tables
@@ -23,7 +25,7 @@ from arrivalbench.check.sources import (
     source_files,
     split_source_flags,
 )
-from arrivalbench.errors import UsageError
+from arrivalbench.errors import CheckInputError, UsageError
 from conftest import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -491,3 +493,16 @@ def test_dbt_customers_on_duckdb_and_postgres_side_by_side(logs: Path, postgres_
     code, record = check_json(*on_postgres, *some, "--model", "orders_tier_rebuilt")
     assert code == 0, record
     assert verdicts(record) == dict.fromkeys(("late_arrival", "out_of_order", "backfill"), "PASS")
+
+
+def test_regression_a_text_event_time_was_told_to_cast_epoch_seconds(tmp_path: Path):
+    """A Parquet source storing its event time as text ('2026-01-01 10:00:00') was told to cast
+    it with to_timestamp(epoch_seconds), a function for numbers, not text."""
+    path = tmp_path / "orders.parquet"
+    pq.write_table(pa.table({"oid": ["o1"], "placed": ["2026-01-01 10:00:00"]}), path)
+    pairs = [("orders", str(path))]
+    with pytest.raises(CheckInputError, match=r'is VARCHAR .*CAST\("placed" AS TIMESTAMP\)'):
+        read_sources(source_files(pairs, ["oid"], ["placed"], [], [], [], None))
+    pq.write_table(pa.table({"oid": ["o1"], "placed": [1767261600]}), path)
+    with pytest.raises(CheckInputError, match=r'is BIGINT .*to_timestamp\("placed"\)'):
+        read_sources(source_files(pairs, ["oid"], ["placed"], [], [], [], None))

@@ -209,7 +209,13 @@ def _check_columns(
     kind = types[columns.event_time].upper()
     if not (kind.startswith("TIMESTAMP") or kind == "DATE"):
         shown = f"{source}={columns.event_time}" if source else columns.event_time
+        column = _q(columns.event_time)
+        example = (
+            f"CAST({column} AS TIMESTAMP), or strptime({column}, '%d/%m/%Y %H:%M')"
+            if kind == "VARCHAR"
+            else f"to_timestamp({column}) for epoch seconds"
+        )
         raise CheckInputError(
             f"--event-time {shown}: is {kind} in {where}, not a timestamp or date; "
-            "cast it in the log (e.g. to_timestamp(epoch_seconds))."
+            f"cast it in the log (e.g. {example})."
         )
