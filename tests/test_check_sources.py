@@ -11,6 +11,8 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from arrivalbench.check.delivery import delivered_tables
@@ -23,7 +25,7 @@ from arrivalbench.check.sources import (
     source_files,
     split_source_flags,
 )
-from arrivalbench.errors import UsageError
+from arrivalbench.errors import CheckInputError, UsageError
 from conftest import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,6 +58,31 @@ INSERT INTO known SELECT * FROM customers;
 CREATE TABLE IF NOT EXISTS seen (order_id VARCHAR PRIMARY KEY, customer_id BIGINT, ordered_at TIMESTAMP);
 INSERT OR IGNORE INTO seen SELECT DISTINCT ON (order_id) order_id, customer_id, ordered_at FROM orders;
 CREATE OR REPLACE TABLE order_tiers AS
+SELECT order_id, customer_id,
+       (SELECT k.tier FROM known k WHERE k.customer_id = s.customer_id AND k.effective_at <= s.ordered_at
+        ORDER BY k.effective_at DESC, k.change_id DESC LIMIT 1) AS tier
+FROM seen s;
+"""
+# The same two pipelines in PostgreSQL's SQL (no INSERT OR IGNORE, no CREATE OR REPLACE TABLE).
+AT_ARRIVAL_POSTGRES = """
+CREATE TABLE IF NOT EXISTS known (change_id TEXT, customer_id BIGINT, tier TEXT, effective_at TIMESTAMP);
+INSERT INTO known SELECT change_id, customer_id, tier, effective_at FROM customers;
+CREATE TABLE IF NOT EXISTS order_tiers (order_id TEXT PRIMARY KEY, customer_id BIGINT, tier TEXT);
+INSERT INTO order_tiers
+SELECT DISTINCT ON (order_id) order_id, customer_id,
+       (SELECT k.tier FROM known k WHERE k.customer_id = o.customer_id AND k.effective_at <= o.ordered_at
+        ORDER BY k.effective_at DESC, k.change_id DESC LIMIT 1)
+FROM orders o ORDER BY order_id
+ON CONFLICT (order_id) DO NOTHING;
+"""
+FULL_HISTORY_POSTGRES = """
+CREATE TABLE IF NOT EXISTS known (change_id TEXT, customer_id BIGINT, tier TEXT, effective_at TIMESTAMP);
+INSERT INTO known SELECT change_id, customer_id, tier, effective_at FROM customers;
+CREATE TABLE IF NOT EXISTS seen (order_id TEXT PRIMARY KEY, customer_id BIGINT, ordered_at TIMESTAMP);
+INSERT INTO seen SELECT DISTINCT ON (order_id) order_id, customer_id, ordered_at FROM orders
+ORDER BY order_id ON CONFLICT (order_id) DO NOTHING;
+DROP TABLE IF EXISTS order_tiers;
+CREATE TABLE order_tiers AS
 SELECT order_id, customer_id,
        (SELECT k.tier FROM known k WHERE k.customer_id = s.customer_id AND k.effective_at <= s.ordered_at
         ORDER BY k.effective_at DESC, k.change_id DESC LIMIT 1) AS tier
@@ -195,6 +222,74 @@ def test_a_source_the_pipeline_never_reads_is_refused():
     check_read("CREATE TABLE (((", files("anything"), "duckdb")  # left to the engine
 
 
+def test_regression_a_static_dimension_with_repeated_keys_was_refused_as_events(tmp_path: Path):
+    """`--static customers --key customers=cust` over a dimension with two rows per customer
+    said "keys repeat; the log must hold each event once", and with no --key for it, "has no
+    key column": a static source is a table delivered whole, not events; it needs neither."""
+    (tmp_path / "o.csv").write_text("oid,ts\no1,2026-01-01 00:00:00\n", encoding="utf-8")
+    (tmp_path / "d.csv").write_text("cust,tier\n2,gold\n1,silver\n1,gold\n", encoding="utf-8")
+    pairs = [("orders", str(tmp_path / "o.csv")), ("customers", str(tmp_path / "d.csv"))]
+    for keys in (["orders=oid", "customers=cust"], ["orders=oid"]):
+        files = source_files(pairs, keys, ["orders=ts"], [], [], ["customers"], None)
+        ((name, table),) = read_sources(files).static
+        assert name == "customers"
+        assert table.to_pylist() == [
+            {"cust": 1, "tier": "gold"},
+            {"cust": 1, "tier": "silver"},
+            {"cust": 2, "tier": "gold"},
+        ]  # every row, in a stable order (the fingerprint hashes them)
+    with pytest.raises(UsageError, match="source orders has no key column"):
+        source_files(pairs, ["customers=cust"], ["orders=ts"], [], [], ["customers"], None)
+
+
+def test_regression_a_source_named_in_another_case_was_no_source():
+    """`--key ORDERS=oid` beside `--source orders=...` said "no source named ORDERS", with no
+    "did you mean" (difflib minds case), while the pipeline's check and SQL ignore case; and
+    `--source orders=a --source ORDERS=b`, one table to the engine, was taken as two."""
+    assert per_source("--key", ["ORDERS=oid", "id"], ["orders", "customers"]) == {
+        "orders": "oid",
+        "customers": "id",
+    }
+    pairs = [("orders", "o.csv"), ("customers", "c.csv")]
+    files = source_files(pairs, ["id"], ["Orders=ts"], [], [], ["Customers"], None)
+    assert [(f.name, f.static, f.columns.event_time) for f in files] == [
+        ("orders", False, "ts"),
+        ("customers", True, None),
+    ]
+    with pytest.raises(UsageError, match=r"--source ORDERS: named twice \(as orders"):
+        split_source_flags(["orders=a.csv", "ORDERS=b.csv"])
+
+
+def named_files(*names: str) -> tuple[SourceFile, ...]:
+    return tuple(SourceFile(n, f"{n}.parquet", LogColumns("id", "ts")) for n in names)
+
+
+def test_regression_a_source_without_a_schema_passed_for_a_table_read_in_one():
+    """`--source orders=...` for a pipeline that reads raw.orders passed the check (the bare
+    name matched) and landed in the default schema: an ERROR on every schedule. The list of
+    tables it names showed aliases ('known AS k')."""
+    script = "INSERT INTO out SELECT * FROM raw.orders o JOIN known k USING (id);"
+    with pytest.raises(
+        UsageError, match=r"reads no table orders .*Did you mean 'raw\.orders'"
+    ) as e:
+        check_read(script, named_files("orders"), "duckdb")
+    assert "tables it names: known, out, raw.orders)" in str(e.value)
+    assert check_read(script, named_files("raw.orders"), "duckdb") == {"raw.orders": "raw.orders"}
+
+
+def test_regression_an_uppercase_source_on_postgres_landed_where_the_pipeline_never_reads():
+    """`--source CUSTOMERS=...` made a table "CUSTOMERS" on PostgreSQL, which folds the
+    pipeline's unquoted `customers` to lower case: relation "customers" does not exist, on
+    every schedule. A source lands under the pipeline's own spelling, as the engine reads it."""
+    script = 'SELECT * FROM Customers JOIN "Orders" USING (id) JOIN RAW.Regions USING (id);'
+    files = named_files("CUSTOMERS", "orders", "raw.regions")
+    assert check_read(script, files, "postgres") == {
+        "CUSTOMERS": "customers",
+        "orders": "Orders",
+        "raw.regions": "raw.regions",
+    }
+
+
 @pytest.mark.parametrize(
     ("case", "needle"),
     [
@@ -285,6 +380,29 @@ def test_sql_join_at_arrival_fails_out_of_order_and_full_history_passes(logs: Pa
     assert code == 0, record
 
 
+@pytest.mark.slow
+def test_sql_two_sources_on_postgres_join_at_arrival_fails_and_full_history_passes(
+    logs: Path, tmp_path: Path, postgres_engine
+):
+    args = ("--target", "order_tiers", *sources_args(logs), *COLUMNS, "--engine", "postgres")
+    some = ("--schedules", "in_order_stream,out_of_order,backfill")
+    at_arrival = tmp_path / "at_arrival.sql"
+    at_arrival.write_text(AT_ARRIVAL_POSTGRES, encoding="utf-8")
+    code, record = check_json("--pipeline", at_arrival, *args, *some)
+    assert code == 1
+    assert record["engine"] == "postgres"
+    assert verdicts(record)["in_order_stream"] == "PASS"
+    assert verdicts(record)["out_of_order"] == "FAIL"
+
+    full = tmp_path / "full.sql"
+    full.write_text(FULL_HISTORY_POSTGRES, encoding="utf-8")
+    code, record = check_json("--pipeline", full, *args, *some)
+    assert code == 0, record
+    assert set(verdicts(record).values()) == {"PASS"}
+    code, record = check_json("--pipeline", at_arrival, *args, *some, "--static", "customers")
+    assert code == 0, record
+
+
 # --- a dbt project over two sources (examples/dbt_customers) --------------------------------------
 
 
@@ -352,3 +470,39 @@ def test_dbt_unknown_source_is_one_line_and_exit_2(dbt_logs: Path, tmp_path: Pat
     lines = [x for x in done.stderr.strip().splitlines() if not x.startswith("check: ")]
     assert len(lines) == 1 and "--source raw.customer: no such source" in lines[0], done.stderr
     assert "raw.customers" in lines[0]  # the sources the project declares
+
+
+@pytest.mark.slow
+def test_dbt_customers_on_duckdb_and_postgres_side_by_side(logs: Path, postgres_engine):
+    """The two-source project on dbt-duckdb and dbt-postgres (`--engine` twice): the join at
+    arrival FAILs out_of_order on both engines; the join on the full history PASSes on
+    PostgreSQL."""
+    pytest.importorskip("dbt.adapters.duckdb")
+    pytest.importorskip("dbt.adapters.postgres")
+    args = (*dbt_args(logs), *DBT_COLUMNS, "--schedules", "in_order_stream,out_of_order")
+    both = ("--engine", "duckdb", "--engine", "postgres")
+    code, record = check_json(*args, *both, "--model", "orders_tier_at_arrival")
+    assert code == 1
+    assert list(record["engines"]) == ["duckdb", "postgres"]
+    for engine, one in record["engines"].items():
+        assert verdicts(one) == {"in_order_stream": "PASS", "out_of_order": "FAIL"}, engine
+    assert "dbt-postgres" in record["engines"]["postgres"]["dbt_version"]
+
+    on_postgres = (*dbt_args(logs), *DBT_COLUMNS, "--engine", "postgres")
+    some = ("--schedules", "late_arrival,out_of_order,backfill")
+    code, record = check_json(*on_postgres, *some, "--model", "orders_tier_rebuilt")
+    assert code == 0, record
+    assert verdicts(record) == dict.fromkeys(("late_arrival", "out_of_order", "backfill"), "PASS")
+
+
+def test_regression_a_text_event_time_was_told_to_cast_epoch_seconds(tmp_path: Path):
+    """A Parquet source storing its event time as text ('2026-01-01 10:00:00') was told to cast
+    it with to_timestamp(epoch_seconds), a function for numbers, not text."""
+    path = tmp_path / "orders.parquet"
+    pq.write_table(pa.table({"oid": ["o1"], "placed": ["2026-01-01 10:00:00"]}), path)
+    pairs = [("orders", str(path))]
+    with pytest.raises(CheckInputError, match=r'is VARCHAR .*CAST\("placed" AS TIMESTAMP\)'):
+        read_sources(source_files(pairs, ["oid"], ["placed"], [], [], [], None))
+    pq.write_table(pa.table({"oid": ["o1"], "placed": [1767261600]}), path)
+    with pytest.raises(CheckInputError, match=r'is BIGINT .*to_timestamp\("placed"\)'):
+        read_sources(source_files(pairs, ["oid"], ["placed"], [], [], [], None))

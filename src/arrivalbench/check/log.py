@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
 from arrivalbench.errors import CheckInputError
 from arrivalbench.logs import Log
@@ -33,9 +34,9 @@ DATABASE_SUFFIXES = (".duckdb", ".db", ".ddb")
 @dataclass(frozen=True)
 class LogColumns:
     """The columns `check` is told about; only `key` and `event_time` are required (a static
-    source, delivered once, needs no event time)."""
+    source, delivered once, needs neither: it is a table, not events)."""
 
-    key: str
+    key: str | None
     event_time: str | None
     entity_key: str | None = None
     evolving_column: str | None = None
@@ -107,8 +108,15 @@ def read_log(where: str, columns: LogColumns, source: str, named: bool = False) 
         if table is None and reader == "read_csv" and _no_csv_rows(con, path, relation):
             raise CheckInputError(f"{flag}{where}: the log has no rows.")
         _check_columns(at, columns, types, source if named else None)
+        if columns.key is None or columns.event_time is None:  # static: its rows are no events
+            first = [] if columns.key is None else [columns.key]
+            order = ", ".join(_q(c) for c in [*first, *(c for c in types if c not in first)])
+            data = con.sql(f"SELECT * FROM {relation} ORDER BY {order}").to_arrow_table()
+            if data.num_rows == 0:
+                raise CheckInputError(f"{flag}{where}: the log has no rows.")
+            return _as_log(data, columns, source, types)
         key = _q(columns.key)
-        time = key if columns.event_time is None else _q(columns.event_time)
+        time = _q(columns.event_time)
         nulls, repeats, no_time = con.execute(
             f"SELECT count(*) FILTER (WHERE {key} IS NULL), count({key}) - count(DISTINCT {key}), "
             f"count(*) FILTER (WHERE {time} IS NULL) FROM {relation}"
@@ -130,12 +138,17 @@ def read_log(where: str, columns: LogColumns, source: str, named: bool = False) 
                 f"{flag}{columns.event_time}: {no_time:,} rows of {at} have no event "
                 "time; fill or drop them in the log."
             )
-        order = key if columns.event_time is None else f"{time}, {key}"
-        data = con.sql(f"SELECT * FROM {relation} ORDER BY {order}").to_arrow_table()
+        data = con.sql(f"SELECT * FROM {relation} ORDER BY {time}, {key}").to_arrow_table()
     finally:
         con.close()
     if data.num_rows == 0:
         raise CheckInputError(f"{flag}{where}: the log has no rows.")
+    return _as_log(data, columns, source, types)
+
+
+def _as_log(data: pa.Table, columns: LogColumns, source: str, types: dict[str, str]) -> Log:
+    """The read rows as a `Log` (a static source's too: its table is what is delivered), the
+    log's own arrival column dropped: the harness stamps it per delivery."""
     if columns.arrival_column:  # stamped per delivery by the harness: the log's own values go
         lower = {n.lower(): n for n in data.column_names}
         if columns.arrival_column.lower() in lower:
@@ -153,8 +166,8 @@ def read_log(where: str, columns: LogColumns, source: str, named: bool = False) 
         seed=0,
         source=spec,
         table=data,
-        key_column=columns.key,
-        time_column=columns.event_time or columns.key,
+        key_column=columns.key or data.column_names[0],
+        time_column=columns.event_time or columns.key or data.column_names[0],
     )
 
 
@@ -196,7 +209,13 @@ def _check_columns(
     kind = types[columns.event_time].upper()
     if not (kind.startswith("TIMESTAMP") or kind == "DATE"):
         shown = f"{source}={columns.event_time}" if source else columns.event_time
+        column = _q(columns.event_time)
+        example = (
+            f"CAST({column} AS TIMESTAMP), or strptime({column}, '%d/%m/%Y %H:%M')"
+            if kind == "VARCHAR"
+            else f"to_timestamp({column}) for epoch seconds"
+        )
         raise CheckInputError(
             f"--event-time {shown}: is {kind} in {where}, not a timestamp or date; "
-            "cast it in the log (e.g. to_timestamp(epoch_seconds))."
+            f"cast it in the log (e.g. {example})."
         )

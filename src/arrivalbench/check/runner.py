@@ -293,12 +293,14 @@ class Check:
     _scratch: str = field(default="", init=False)
     _sandboxes: list[Sandbox] = field(default_factory=list, init=False, repr=False)
     """One per worker (`workers`): schedules replay in parallel, one worker process each."""
+    _landing: dict[str, str] = field(default_factory=dict, init=False)
+    """Several sources of a SQL pipeline: the table each lands in (check.sources.check_read)."""
 
     def run(self, script: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
         config = self.config
         validate(config)
         if config.sources and script is not None:
-            check_read(script, config.sources, engine_info(config.engine).dialect)
+            self._landing = check_read(script, config.sources, engine_info(config.engine).dialect)
         names = resolve(config.schedules)
         get_engine(config.engine)  # a server engine starts here, before the worker that uses it
         self._scratch = tempfile.mkdtemp(prefix="arrivalbench-check-")
@@ -366,12 +368,13 @@ class Check:
             projects = {id(one): p for one, p in zip(self._sandboxes, found, strict=True)}
             project = projects[id(sandbox)]
             oracle_tables = {name: table for name, _, table in project.relations}
+            relations = tuple((name, name) for name in oracle_tables)
             target = config.model
         else:
             assert config.target
-            oracle_tables = {f.name: f.name for f in files}
+            oracle_tables = {f.name: self._landing.get(f.name, f.name) for f in files}
+            relations = tuple(oracle_tables.items())
             target = config.target
-        relations = tuple((name, name) for name in oracle_tables)
         schedules, skipped = plan(log, names, config.seed)
         fingerprint = sources.fingerprint()
         log_file = LogFile.save(log, str(Path(self._scratch, "log.arrow")), sources.static)

@@ -73,8 +73,10 @@ def split_source_flags(values: list[str]) -> tuple[str | None, list[tuple[str, s
             raise UsageError(
                 f"--source {value}: give NAME=PATH (e.g. --source raw.orders=orders.parquet)."
             )
-        if name in (n for n, _ in pairs):
-            raise UsageError(f"--source {name}: named twice; give each source once.")
+        twice = [n for n, _ in pairs if n.lower() == name.lower()]
+        if twice:
+            also = "" if twice[0] == name else f" (as {twice[0]}: names are compared without case)"
+            raise UsageError(f"--source {name}: named twice{also}; give each source once.")
         pairs.append((name, path))
     if len(plain) > 1 or (plain and pairs):
         raise UsageError(
@@ -92,9 +94,14 @@ def _unknown(flag: str, value: str, name: str, names: list[str]) -> UsageError:
     )
 
 
+def _spelt(name: str, names: list[str]) -> str | None:
+    """The source `name` refers to, compared without case (as SQL compares unquoted names)."""
+    return next((n for n in names if n.lower() == name.lower()), None)
+
+
 def per_source(flag: str, values: list[str], names: list[str]) -> dict[str, str]:
-    """NAME=COL values per source; a bare COL is every other source's. An unknown NAME, a
-    source named twice or two bare values is a UsageError."""
+    """NAME=COL values per source (NAME compared without case); a bare COL is every other
+    source's. An unknown NAME, a source named twice or two bare values is a UsageError."""
     named: dict[str, str] = {}
     bare: str | None = None
     for value in values:
@@ -107,8 +114,9 @@ def per_source(flag: str, values: list[str], names: list[str]) -> dict[str, str]
                 )
             bare = column
             continue
-        if name not in names:
+        if _spelt(name, names) is None:
             raise _unknown(flag, value, name, names)
+        name = _spelt(name, names) or name
         if not column:
             raise UsageError(f"{flag} {value}: give NAME=COL (a column of source {name}).")
         if name in named:
@@ -129,8 +137,9 @@ def source_files(
     """Each source with its own columns, checked against the names given (not yet the files)."""
     names = [n for n, _ in pairs]
     for name in static:
-        if name not in names:
+        if _spelt(name, names) is None:
             raise _unknown("--static", name, name, names)
+    static = [_spelt(name, names) or name for name in static]
     if names and all(n in static for n in names):
         raise UsageError(
             "--static: every source is static; at least one source must arrive in batches."
@@ -142,7 +151,7 @@ def source_files(
     several = len(names) > 1
     files = []
     for name, where in pairs:
-        if name not in key:
+        if name not in key and name not in static:
             flag = f"--key {name}=COL" if several else "--key COL"
             raise UsageError(f"check: source {name} has no key column; give {flag}.")
         if name not in when and name not in static:
@@ -152,32 +161,43 @@ def source_files(
                 f"{name} for a dimension delivered once)."
             )
         columns = LogColumns(
-            key[name], when.get(name), entity.get(name), evolve.get(name), arrival_column
+            key.get(name), when.get(name), entity.get(name), evolve.get(name), arrival_column
         )
         files.append(SourceFile(name, where, columns, name in static))
     return tuple(files)
 
 
-def check_read(script: str, files: tuple[SourceFile, ...], dialect: str) -> None:
-    """Refuse a source the SQL pipeline never reads (a misspelt --source NAME would otherwise
-    be an ERROR on every schedule: the table the pipeline reads is never delivered). Tables are
-    read off sqlglot's parse in the engine's dialect, names compared without case, a schema
-    kept when the source names one; a script sqlglot cannot parse is left to the engine."""
+def check_read(script: str, files: tuple[SourceFile, ...], dialect: str) -> dict[str, str]:
+    """Per source, the table it lands in: the pipeline's own spelling of it, as the engine
+    resolves it (PostgreSQL folds an unquoted `Customers` to `customers`, so a source named
+    CUSTOMERS lands where the pipeline reads). A source the pipeline never reads is refused (a
+    misspelt --source NAME would otherwise be an ERROR on every schedule: the table the
+    pipeline reads is never delivered), as is a source without a schema for a table the
+    pipeline reads in one (`orders` for `raw.orders`: it would land in the default schema).
+    Tables are read off sqlglot's parse in the engine's dialect, names compared without case;
+    a script sqlglot cannot parse is left to the engine, each source landing under its name."""
     import sqlglot
     from sqlglot import exp
     from sqlglot.errors import SqlglotError
+    from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
+    as_given = {file.name: file.name for file in files}
     try:
         parsed = sqlglot.parse(script, read=dialect)
     except SqlglotError:
-        return
+        return as_given
     tables = [t for statement in parsed if statement for t in statement.find_all(exp.Table)]
-    read = {t.name.lower() for t in tables if t.name} | {
-        f"{t.db}.{t.name}".lower() for t in tables if t.db and t.name
-    }
-    shown = sorted({t.sql(dialect=dialect) for t in tables if t.name})
+    spelt = [
+        ".".join(p for p in (t.db, t.name) if p)
+        for t in (normalize_identifiers(t.copy(), dialect=dialect) for t in tables if t.name)
+    ]
+    shown = sorted(
+        {".".join(p.sql(dialect=dialect) for p in t.parts[-2:]) for t in tables if t.name}
+    )
+    landing: dict[str, str] = {}
     for file in files:
-        if file.name.lower() not in read:
+        same = [name for name in spelt if name.lower() == file.name.lower()]
+        if not same:
             close = difflib.get_close_matches(file.name, shown, n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
             raise UsageError(
@@ -185,6 +205,8 @@ def check_read(script: str, files: tuple[SourceFile, ...], dialect: str) -> None
                 f"(tables it names: {', '.join(shown) or 'none'}); name each source as the table "
                 f"the pipeline reads.{hint}"
             )
+        landing[file.name] = file.name if file.name in same else same[0]
+    return landing
 
 
 def read_sources(files: tuple[SourceFile, ...]) -> Sources:
