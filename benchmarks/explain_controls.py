@@ -7,7 +7,7 @@ declares; writes benchmarks/results/.
 
 For each (task, pipeline, hazard) at the default seed: the verdict, the diagnosis, the minimal
 schedule's size (batches, rows) against the original's, the replays and seconds the shrinking took,
-and whether the budget ran out. A control is explained on the hazards it declares it fails; a
+and whether the budget ran out, with each label's detail (which watermark, which bound). A control is explained on the hazards it declares it fails; a
 recorded reply (examples/recorded/*.json, the last reply of each task, parsed as the replay model's
 loop parses it) on every hazard its task declares, a PASS costing one replay. Prints the median and
 worst shrink time, the share of FAILs left `unclassified` (issue 28) and which, and the load
@@ -80,6 +80,7 @@ def main() -> None:
                     "hazard": hazard,
                     "verdict": e.verdict + (f" ({e.error_class})" if e.error_class else ""),
                     "diagnosis": data["diagnosis"],
+                    "details": e.details,
                     "explanation": data["explanation"] if e.verdict == "FAIL" else None,
                     "batches": len(data["minimal"]["batches"]) if data["minimal"] else None,
                     "rows": data["minimal"]["rows_delivered"] if data["minimal"] else None,
@@ -137,11 +138,12 @@ def markdown(summary: dict, fails: list[dict]) -> str:
         f"- load average (1, 5, 15 min) before {summary['load_average_before']}, after "
         f"{summary['load_average_after']}, on 2 cores",
         "",
-        "| task | pipeline | hazard | diagnosis |",
-        "| --- | --- | --- | --- |",
+        "| task | pipeline | hazard | diagnosis | detail |",
+        "| --- | --- | --- | --- | --- |",
     ]
     lines += [
-        f"| {r['task']} | {r['pipeline']} | {r['hazard']} | {', '.join(r['diagnosis']) or 'unclassified'} |"
+        f"| {r['task']} | {r['pipeline']} | {r['hazard']} | "
+        f"{', '.join(r['diagnosis']) or 'unclassified'} | {'; '.join(r['details'].values())} |"
         for r in fails
     ]
     return "\n".join(lines) + "\n\n"
