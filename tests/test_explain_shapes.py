@@ -255,3 +255,26 @@ def test_late_dropped_probes_put_the_newest_event_of_one_source_before_an_older_
         (y,), (x,) = first.rows, second.rows
         assert source[y] != source[x] and ts[x] < ts[y]
     assert {int(source[p[0].rows[0]]) for p in probes} == {0, 1}
+
+
+@pytest.mark.slow
+def test_grade_names_which_watermark_beside_the_label(cli, tmp_path: Path) -> None:
+    """grade's line per FAIL carries the detail the explanation has, decided by the probes."""
+    out = {}
+    for kind in WATERMARKS:
+        pipeline = tmp_path / f"{kind.replace(' ', '_')}.sql"
+        pipeline.write_text(_watermark_script(kind), encoding="utf-8")
+        done = cli(
+            "grade", "--task", "region_revenue", "--pipeline", pipeline,
+            "--schedules", "late_arrival",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        out[kind] = done.stdout
+    assert (
+        "late_arrival: late_dropped (a watermark per source, on sales): An event older"
+        in (out["per source"])
+    )
+    assert (
+        "late_arrival: late_dropped (one watermark across all sources, on sales):"
+        in (out["global"])
+    )
