@@ -156,7 +156,7 @@ def test_arrival_stamps_increase_and_a_crash_retry_is_restamped(orders: Path):
     crashed = next(i for i, d in enumerate(schedule.deliveries) if d.crash)
     database = DuckDBDatabase(Limits())
     try:
-        deliver = deliverer(log, schedule, "raw_orders", "landing", "_loaded_at")
+        deliver = deliverer(log, schedule, {"raw_orders": "raw_orders"}, "landing", "_loaded_at")
         for index, delivery in enumerate(schedule.deliveries):
             for attempt in range(2 if index == crashed else 1):
                 session = database.session()

@@ -77,7 +77,10 @@ TABLES = (
     "severity",
     "idioms",
     "hazards_pooled",
+    *(ADDED := ("counts", "hazard_cells", "repair_pooled", "guard_correlation", "all_five")),
 )
+"""ADDED: the tables of issue 26's counts and matched sets, after every earlier table, so the
+earlier tables keep their numbers and bytes (test_a_single_engine_report_is_byte_identical...)."""
 FIGURES = ("snapshot_gap", "hazards", "guard")
 
 # A staging step that deduplicates against history only, and one that also deduplicates the batch.
@@ -692,14 +695,20 @@ ENGINE_TABLES = ("engines", "engine_verdicts")
 SINGLE_ENGINE_DIGEST = "1681e9fbc49852abfd2305865a2725bf056b6b4158ada6e7e7dafd995e11aa6f"
 
 
-def report_digest(folder: Path) -> str:
+def report_digest(folder: Path, leave_out: tuple[str, ...] = ()) -> str:
     """sha256 of what a report says as numbers and text (report.json without where its runs are,
-    and every table's CSV and LaTeX), so a change to any printed value changes it."""
+    and every table's CSV and LaTeX), so a change to any printed value changes it; `leave_out`
+    drops tables (and report.json entries) by key."""
     digest = hashlib.sha256()
     document = read_json(folder)
     document.pop("runs")
+    for key in leave_out:
+        document["tables"].pop(key, None)
+        document.pop(key, None)
     digest.update(json.dumps(document, sort_keys=True, ensure_ascii=False).encode())
     for path in sorted((folder / "tables").iterdir()):
+        if path.stem in leave_out:
+            continue
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
@@ -707,11 +716,12 @@ def report_digest(folder: Path) -> str:
 
 def test_a_single_engine_report_is_byte_identical_to_the_one_before_engine_tables(report):
     """The engine tables are added only for runs on several engines: the fixture's report (both
-    runs on duckdb) hashes as the report written before they existed (pinned from that code)."""
+    runs on duckdb) hashes as the report written before they existed (pinned from that code); the
+    tables added since (ADDED) come after every earlier one, which keeps its bytes."""
     document = read_json(report)
     assert set(document["tables"]) == set(TABLES)
     assert not (report / "figures" / "engines.png").exists()
-    assert report_digest(report) == SINGLE_ENGINE_DIGEST
+    assert report_digest(report, leave_out=ADDED) == SINGLE_ENGINE_DIGEST
 
 
 @pytest.fixture(scope="module")
@@ -916,6 +926,8 @@ def test_cli_prints_where_the_report_is(cli, runs, tmp_path):
         ("ungraded", "grade-run"),
         ("bad unit", "--unit 'cell'"),
         ("out is a file", "choose a writable --out"),
+        ("pool one run", "--pool-runs gold: the arm is in one run only"),
+        ("usable in unknown arm", "Did you mean 'm-hint'?"),
     ],
 )
 def test_cli_bad_input_is_one_line_and_exit_2(cli, problem, phrase, runs, tmp_path):
@@ -928,6 +940,10 @@ def test_cli_bad_input_is_one_line_and_exit_2(cli, problem, phrase, runs, tmp_pa
         args = [tmp_path]
     elif problem == "bad unit":
         args = [runs[0], "--unit", "cell"]
+    elif problem == "pool one run":
+        args = [*runs, "--pool-runs", "gold"]
+    elif problem == "usable in unknown arm":
+        args = [runs[0], "--tasks-usable-in", "m-hnt"]
     else:
         out.write_text("not a folder", encoding="utf-8")
     done = cli("report", *args, "--out", out, "--resamples", str(RESAMPLES))
@@ -1289,3 +1305,173 @@ def test_pooled_hazard_table_counts_x_of_n_under_both_rules(report):
         1 for t in ("net_revenue", "first_purchase") if "late_arrival" in tasks[t]
     )
     assert row["late arrival: strict"] == f"{strict_late - 1}/{strict_late}"
+
+
+def test_counts_table_states_cells_verdicts_and_the_extreme_hazards(report):
+    """r1's unhinted arm: 10 cells x 8 schedules = 80 verdicts, one ERROR (net_revenue/0 on
+    crash-retry, a 'Constraint Error'); late arrival and duplicate delivery at 4.5/5 = 90.0%, the
+    other three at 100%. m-hint has one refused cell among its 11."""
+    rows = read_rows(report, "counts")
+    m = rows["m-unhinted (r1)"]
+    assert (m["cells"], m["cells with a script"], m["cells without a script"]) == ("10", "10", "0")
+    assert (m["verdicts"], m["ERROR verdicts"]) == ("80", "1")
+    assert m["gradeable verdicts"] == "79/80 = 98.8%"
+    assert m["constraint violations"] == "1/80 = 1.2%"
+    assert (m["weakest hazard"], m["weakest hazard %"]) == (
+        "late arrival, duplicate delivery",
+        "90.0%",
+    )
+    assert (m["strongest hazard"], m["strongest hazard %"]) == (
+        "out of order, crash retry, backfill",
+        "100.0%",
+    )
+    h = rows["m-hint"]
+    assert (h["cells"], h["cells without a script"], h["without a script by reason"]) == (
+        "11",
+        "1",
+        "refusal 1",
+    )
+
+
+def test_hazard_cells_table_counts_the_cells_and_tasks_behind_each_rate(report):
+    """r1's unhinted arm: crash-retry loses net_revenue/0 (ERROR), the benign schedules the cell
+    failing the snapshot (first_purchase/0); every task keeps a cell."""
+    row = read_rows(report, "hazard_cells")["m-unhinted (r1)"]
+    assert row["late arrival: cells (tasks)"] == "10 (5)"
+    assert row["crash retry: cells (tasks)"] == "9 (5)"
+    assert row["single batch (benign): cells (tasks)"] == "9 (5)"
+    csv_row = read_csv(report, "hazard_cells")["m-unhinted (r1)"]
+    assert csv_row["crash retry: cells (tasks) rate"] == "9"
+    assert csv_row["crash retry: cells (tasks) n"] == "5"
+
+
+def test_first_turn_snapshot_pass_pooled_over_cells(report):
+    """r1's unhinted arm: ten cells with turns, daily_revenue/1 (ERROR, PASS) and first_purchase/0
+    (FAIL x3) fail turn 1, one of them is repaired: 8/10 first, 9/10 final; m-hint's refused cell
+    has no turns, daily_revenue/0 (FAIL, PASS) is repaired: 9/10 and 10/10."""
+    rows = read_rows(report, "repair_pooled")
+    m = rows["m-unhinted (r1)"]
+    assert m["cells with turns"] == "10"
+    assert m["first-turn snapshot-pass, pooled"] == "8/10 = 80.0%"
+    assert m["final snapshot-pass, pooled"] == "9/10 = 90.0%"
+    assert m["lift pp"] == "+10.0pp"
+    assert rows["m-hint"]["first-turn snapshot-pass, pooled"] == "9/10 = 90.0%"
+    assert rows["m-hint"]["final snapshot-pass, pooled"].startswith("10/10 = 100.0% (≥")
+    assert rows["gold"]["cells with turns"] == "0"
+
+
+def test_guard_share_correlates_with_the_gap_over_arms(runs, tmp_path):
+    """--arms gold, m-unhinted and m-hint over runs 1 and 2: four arms. Guard shares (gold, m-hint,
+    m-unhinted r1, r2) = (1, 1, 0, 0); gaps (0, .1, .2, .3): deviations (.5, .5, -.5, -.5) and
+    (-.15, -.05, .05, .15), cov -.2, sxx 1, syy .05 -> r = -.2 / sqrt(.05) = -0.894; the ranks
+    (3.5, 3.5, 1.5, 1.5) against (1, 2, 3, 4) give the same. Without duplicate delivery r1 loses
+    daily_revenue/1's FAIL (.1), r2 account_balances/1's (.2), m-hint's ERROR on it no longer
+    excludes daily_revenue/0 (.1): gaps (0, .1, .1, .2), r = -.1 / sqrt(.02) = -0.707, and the
+    ranks (1, 2.5, 2.5, 4) give -3 / sqrt(18) = -0.707."""
+    write_report(
+        list(runs),
+        tmp_path,
+        resamples=RESAMPLES,
+        arms=["gold", "m-unhinted", "m-hint"],
+        runs=frozenset({1, 2}),
+    )
+    rows = read_rows(tmp_path, "guard_correlation")
+    gap = rows["gap"]
+    assert gap["arms"] == "4"
+    assert (gap["Pearson r"], gap["Spearman rho"]) == ("-0.894", "-0.894")
+    other = rows["gap without duplicate delivery"]
+    assert (other["Pearson r"], other["Spearman rho"]) == ("-0.707", "-0.707")
+    value = read_json(tmp_path)["tables"]["guard_correlation"]["values"][0][2]["rate"]
+    assert value == pytest.approx(-0.2 / 0.05**0.5)
+
+
+def test_guard_correlation_is_undefined_over_one_arm(report):
+    """By default the tests count r1's unhinted model arm only: one arm, no correlation."""
+    gap = read_rows(report, "guard_correlation")["gap"]
+    assert (gap["arms"], gap["Pearson r"], gap["Spearman rho"]) == ("1", "—", "—")
+
+
+def test_all_five_table_holds_the_weakest_link_beside_the_group_mean(report):
+    """Every fixture task declares all five: r1's unhinted arm has late arrival and duplicate
+    delivery at 90%, the rest at 100%: ordering mean 95.0%, idempotency 96.7%, group-mean -1.7pp;
+    weakest 90.0% on both sides, weakest link 0.0pp."""
+    m = read_rows(report, "all_five")["m-unhinted (r1)"]
+    assert m["all-five tasks"] == "5"
+    assert (m["ordering mean %"], m["idempotency mean %"]) == ("95.0%", "96.7%")
+    assert m["group-mean margin pp"] == "-1.7pp"
+    assert (m["weakest ordering %"], m["weakest idempotency %"]) == ("90.0%", "90.0%")
+    assert m["weakest-link margin pp"] == "0.0pp"
+    note = read_json(report)["tables"]["all_five"]["note"]
+    assert "weakest-link margin positive in 0 of 0 untied arms" in note
+
+
+def test_report_tasks_usable_in_every_named_arm(tmp_path):
+    """x fails net_revenue's snapshot and ERRORs first_purchase's crash-retry (its only cells
+    there), y fails account_balances' snapshot: the tasks usable in both are daily_revenue and
+    customer_state; in x alone, three. y's gap over those two tasks, both passing, is 0%."""
+    from arrivalbench.errors import UsageError
+
+    make_run(
+        tmp_path / "run",
+        {"x": 1, "y": 1},
+        {
+            ("x", "net_revenue", 0): {"snapshot": "FAIL"},
+            ("x", "first_purchase", 0): {"crash_retry": "ERROR"},
+            ("y", "account_balances", 0): {"snapshot": "FAIL"},
+        },
+    )
+    write_report(
+        [tmp_path / "run"], tmp_path / "both", resamples=RESAMPLES, tasks_usable_in=["x", "y"]
+    )
+    found = read_json(tmp_path / "both")["task_filter"]
+    assert found["kept"] == ["customer_state", "daily_revenue"]
+    assert found["tasks_usable_in"] == ["x", "y"]
+    assert "usable in every one of the arms x, y" in found["definition"]
+    main = read_rows(tmp_path / "both", "main")
+    assert main["y"]["tasks"] == "2"
+    write_report([tmp_path / "run"], tmp_path / "x", resamples=RESAMPLES, tasks_usable_in=["x"])
+    assert read_json(tmp_path / "x")["task_filter"]["kept"] == [
+        "account_balances",
+        "customer_state",
+        "daily_revenue",
+    ]
+    with pytest.raises(UsageError, match=r"--tasks-usable-in z: no arm 'z'"):
+        write_report(
+            [tmp_path / "run"], tmp_path / "bad", resamples=RESAMPLES, tasks_usable_in=["z"]
+        )
+
+
+def test_pool_runs_pools_one_arms_runs_into_one_arm(runs, tmp_path):
+    """m-unhinted over r1 and r2: four samples per task. Gap daily_revenue 1/4, customer_state
+    1/4, net_revenue 0/3 (r1/0 ERRORs), first_purchase 0/3 (r1/0 fails the snapshot),
+    account_balances 3/4 -> 1.25 / 5 = 25.0%; snapshot-pass (4 + 3/4) / 5 = 95.0%; error 1/4 / 5
+    = 5.0%; all-in (4 x 1/4 + 3/4) / 5 = 35.0%. Late arrival (4 + 2/4) / 5 = .9, out of order
+    (4 + 3/4) / 5 = .95, duplicate delivery (3 + 2 x 3/4) / 5 = .9, the rest 1: group-mean
+    .925 - .9667 = -4.2pp, weakest link .9 - .9 = 0.0pp."""
+    from arrivalbench.errors import UsageError
+
+    write_report(list(runs), tmp_path / "pooled", resamples=RESAMPLES, pool=["m-unhinted"])
+    row = read_rows(tmp_path / "pooled", "pooled_runs")["m-unhinted (pooled)"]
+    assert (row["runs"], row["tasks"], row["cells"]) == ("r1, r2", "5", "20")
+    assert row["gap % [95% CI]"].startswith("25.0% [")
+    assert row["snapshot-pass % [95% CI]"].startswith("95.0% [")
+    assert row["error % [95% CI]"].startswith("5.0% [")
+    assert row["all-in failure % [95% CI]"].startswith("35.0% [")
+    assert (row["group-mean margin pp"], row["weakest-link margin pp"]) == ("-4.2pp", "0.0pp")
+    document = read_json(tmp_path / "pooled")
+    assert document["pool_runs"]["arms"] == {"m-unhinted (pooled)": ["r1", "r2"]}
+    assert "pools runs r1, r2" in document["pool_runs"]["definition"]
+    # the runs' own rows are untouched, and the pooled arm enters no test
+    assert read_rows(tmp_path / "pooled", "main")["m-unhinted (r2)"]["gap % [95% CI]"].startswith(
+        "30.0% ["
+    )
+    assert all("m-unhinted (pooled)" not in t["arms"] for t in document["tests"])
+    with pytest.raises(UsageError, match=r"--pool-runs gold: the arm is in one run only \(r1\)"):
+        write_report(list(runs), tmp_path / "bad", resamples=RESAMPLES, pool=["gold"])
+    with pytest.raises(UsageError, match=r"--pool-runs m-unhintd: no arm .*'m-unhinted'"):
+        write_report(list(runs), tmp_path / "bad", resamples=RESAMPLES, pool=["m-unhintd"])
+
+
+def test_no_pooled_runs_table_without_pool_runs(report):
+    document = read_json(report)
+    assert "pooled_runs" not in document["tables"] and "pool_runs" not in document

@@ -770,6 +770,23 @@ def test_signature_over_tasks_declaring_all_five_of_the_docs_example():
     assert subset.group_mean == pytest.approx(1 - 2.5 / 3)  # +16.7pp
 
 
+def test_weakest_link_over_the_matched_all_five_set():
+    """The docs example: over both tasks late arrival is (1 + 0) / 2 against duplicate delivery's
+    1/2, a weakest-link margin of 0; over the all-five task alone late arrival is 1: +50pp."""
+    from arrivalbench.analysis.signtests import all_five
+
+    cells = [
+        synthetic("m", "five", 0, duplicate_delivery="FAIL"),
+        synthetic("m", "five", 1),
+        synthetic("m", "two", 0, hazards=ORDERING, late_arrival="FAIL"),
+    ]
+    assert [o.task for o in all_five(cells)] == ["five", "five"]
+    assert signature(cells)["m"].weakest_link == pytest.approx(0.0)
+    matched = signature(all_five(cells))["m"]
+    assert matched.weakest_link == pytest.approx(1 - 0.5)
+    assert matched.group_mean == pytest.approx(1 - 2.5 / 3)
+
+
 def test_constraint_errors_are_split_out_of_sql_error():
     """A key refusing a duplicate is the guard firing, not a broken script: the engine's
     'Constraint Error' becomes constraint_violation; other SQL errors stay sql_error."""

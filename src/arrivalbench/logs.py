@@ -53,6 +53,15 @@ class Log:
     """The column that names an event (unique in the log)."""
     time_column: str = "ts_event"
     """The event-time column (a timestamp or a date)."""
+    source_columns: tuple[tuple[str, str], ...] = ()
+    """(key, event time) columns per source, in `sources` order, when a user's sources name
+    them differently (arrivalbench.check); empty: every source uses the two above."""
+
+    def columns_of(self, index: int) -> tuple[str, str]:
+        """(key, event time) columns of the source at this index of `sources`."""
+        if self.source_columns:
+            return self.source_columns[index]
+        return self.key_column, self.time_column
 
     @property
     def sources(self) -> tuple[SourceSpec, ...]:
@@ -65,15 +74,25 @@ class Log:
     @cached_property
     def spine(self) -> Spine:
         tables = list(self.tables.values())
+        named = [self.columns_of(i) for i in range(len(tables))]
         ids = np.concatenate(
-            [t.column(self.key_column).to_numpy(zero_copy_only=False) for t in tables]
+            [
+                t.column(k).to_numpy(zero_copy_only=False)
+                for t, (k, _) in zip(tables, named, strict=True)
+            ]
         )
-        ts = np.concatenate([_micros(t.column(self.time_column)) for t in tables])
+        ts = np.concatenate([_micros(t.column(c)) for t, (_, c) in zip(tables, named, strict=True)])
         source = np.concatenate(
             [np.full(t.num_rows, i, dtype=np.int64) for i, t in enumerate(tables)]
         )
         row = np.concatenate([np.arange(t.num_rows, dtype=np.int64) for t in tables])
-        order = np.lexsort((ids, ts)) if len(tables) > 1 else np.arange(len(ids))
+        if len(tables) == 1:
+            order = np.arange(len(ids))
+        else:
+            try:
+                order = np.lexsort((ids, ts))
+            except TypeError:  # a user's sources keyed by different types: ties by source, then
+                order = np.lexsort((row, source, ts))  # each source's own canonical order
         return Spine(source=source[order], row=row[order], event_id=ids[order], ts=ts[order])
 
     @property

@@ -28,11 +28,13 @@ def _snapshot_pass(o: CellOutcome) -> float | None:
     return float(o.snapshot_pass) if o.graded else None
 
 
-def _gap(drop_loud: bool) -> Callable[[CellOutcome], float | None]:
+def _gap(drop_loud: bool, drop: tuple[str, ...] = ()) -> Callable[[CellOutcome], float | None]:
     def gap(o: CellOutcome) -> float | None:
         if not o.graded or not o.snapshot_pass:
             return None
-        seen = [o.verdicts.get(h) for h in _hazard_set(o, drop_loud)]
+        seen = [o.verdicts.get(h) for h in _hazard_set(o, drop_loud) if h not in drop]
+        if drop and not seen:  # a task declaring only the dropped hazards faces none
+            return None
         return None if "ERROR" in seen else float("FAIL" in seen)
 
     return gap
@@ -104,6 +106,7 @@ METRICS: dict[str, Callable[[CellOutcome], float | None]] = {
     "gap": _gap(drop_loud=False),
     "gap_drop_loud": _gap(drop_loud=True),
     "gap_benign": _gap_benign,
+    "gap_drop_duplicate": _gap(drop_loud=False, drop=("duplicate_delivery",)),
     "gap_all_five": _gap_all_five,
     "error": _error(drop_loud=False),
     "error_drop_loud": _error(drop_loud=True),
@@ -119,6 +122,7 @@ FAILURE_METRICS: frozenset[str] = frozenset(
         "gap",
         "gap_drop_loud",
         "gap_benign",
+        "gap_drop_duplicate",
         "gap_all_five",
         "error",
         "error_drop_loud",

@@ -79,6 +79,12 @@ def signature(outcomes: Iterable[CellOutcome]) -> dict[str, Signature]:
     return out
 
 
+def all_five(outcomes: Iterable[CellOutcome]) -> list[CellOutcome]:
+    """The matched set: cells of tasks declaring all five silent hazards, so both signature groups
+    are averaged over the same tasks."""
+    return [o for o in outcomes if set(SILENT) <= set(o.hazards)]
+
+
 def sign_test(successes: int, n: int, p: float) -> float:
     """One-sided P(X >= successes) for X ~ Binomial(n, p), summed exactly."""
     if n < 0 or not 0 <= successes <= n:

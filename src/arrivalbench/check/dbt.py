@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 import yaml
 
-from arrivalbench.check.delivery import Mode, arrival_base, delivered_table, stamp
+from arrivalbench.check.delivery import Mode, arrival_base, delivered_tables, stamp
 from arrivalbench.check.jobs import LogFile, full_refresh_schedule
 from arrivalbench.engines import DUCKDB, Engine, Limits, Statement
 from arrivalbench.engines.duckdb import DuckDBSession
@@ -73,6 +73,13 @@ class DbtProject:
     seeds: str = ""
     """The seeds the model depends on, directly or not, space-separated (a dbt selector): loaded
     by `dbt seed` into each replay's new database before its first delivery."""
+    relations: tuple[tuple[str, str, str], ...] = ()
+    """Per source the harness fills (the first is `source_relation`'s): (SOURCE.TABLE as given,
+    its 'schema.table' as dbt resolves it, the table name alone)."""
+
+    def landing(self) -> dict[str, str]:
+        """Source name as given -> the relation its deliveries land in."""
+        return {name: relation for name, relation, _ in self.relations}
 
     @property
     def project_dir(self) -> str:
@@ -147,7 +154,8 @@ def copy_project(
     adapter: str = DUCKDB.name,
 ) -> DbtProject:
     """Copy the project to the scratch folder and write the harness's profile there. What the
-    project holds (the model, the source) is learnt by parsing it in the worker: `ParseJob`."""
+    project holds (the model, the sources: `source` names them, space-separated) is learnt by
+    parsing it in the worker: `ParseJob`."""
     package = f"dbt-{adapter}"
     if importlib.util.find_spec("dbt") is None:
         raise CheckInputError(f"--dbt-project needs dbt-core and {package}; {INSTALL_HINT}.")
@@ -164,11 +172,12 @@ def copy_project(
             f"--dbt-project {project}: {what}{resolved_hint(project)}; pass the folder of a dbt "
             "project."
         )
-    if source.count(".") != 1:
-        raise CheckInputError(
-            f"--source {source}: name the dbt source as SOURCE.TABLE (e.g. raw.orders), as in "
-            "{{ source('raw', 'orders') }}."
-        )
+    for one in source.split():
+        if one.count(".") != 1:
+            raise CheckInputError(
+                f"--source {one}: name the dbt source as SOURCE.TABLE (e.g. raw.orders), as in "
+                "{{ source('raw', 'orders') }}."
+            )
     profile = _profile_name(project)
     shutil.copytree(project, os.path.join(scratch, "project"), ignore=IGNORED)
     os.makedirs(os.path.join(scratch, "profiles"))
@@ -183,17 +192,24 @@ BAD_PROJECT = "bad_dbt_project"
 
 
 def _resolve(manifest: Any, project: DbtProject, where: str, source: str) -> DbtProject:
-    """The source's and model's relations from a parsed manifest, or a CheckInputError."""
-    source_name, table_name = source.split(".")
-    sources = [
-        s for s in manifest.sources.values() if (s.source_name, s.name) == (source_name, table_name)
-    ]
-    if not sources:
-        known = sorted(f"{s.source_name}.{s.name}" for s in manifest.sources.values())
-        raise CheckInputError(
-            f"--source {source}: no such source in {where} "
-            f"(sources: {', '.join(known) or 'none'}); declare it in a sources .yml file."
-        )
+    """The sources' and model's relations from a parsed manifest, or a CheckInputError
+    (`source`: the sources' SOURCE.TABLE names, space-separated)."""
+    relations = []
+    for one in source.split():
+        source_name, table_name = one.split(".")
+        sources = [
+            s
+            for s in manifest.sources.values()
+            if (s.source_name, s.name) == (source_name, table_name)
+        ]
+        if not sources:
+            known = sorted(f"{s.source_name}.{s.name}" for s in manifest.sources.values())
+            raise CheckInputError(
+                f"--source {one}: no such source in {where} "
+                f"(sources: {', '.join(known) or 'none'}); declare it in a sources .yml file."
+            )
+        found = sources[0]
+        relations.append((one, f"{found.schema}.{found.identifier}", found.identifier))
     model = project.model
     models = [n for n in manifest.nodes.values() if n.resource_type == "model" and n.name == model]
     if not models:
@@ -204,13 +220,13 @@ def _resolve(manifest: Any, project: DbtProject, where: str, source: str) -> Dbt
         hint = f" Did you mean '{close[0]}'?" if close else f" Models: {', '.join(names)}."
         raise CheckInputError(f"--model {model}: no such model in {where}.{hint}")
     node = models[0]
-    found = sources[0]
     return dataclasses.replace(
         project,
-        source_relation=f"{found.schema}.{found.identifier}",
-        source_table=found.identifier,
+        source_relation=relations[0][1],
+        source_table=relations[0][2],
         model_relation=f"{node.schema}.{node.alias}",
         seeds=" ".join(_upstream_seeds(manifest, node.unique_id)),
+        relations=tuple(relations),
     )
 
 
@@ -269,7 +285,8 @@ class ParseJob:
         _RUNNERS.clear()
         _RUNNERS[self.project.scratch] = dbtRunner(manifest=result.result)
         fields = ("source_relation", "source_table", "model_relation", "seeds")
-        row = {name: [getattr(resolved, name)] for name in fields}
+        row: dict[str, list[Any]] = {name: [getattr(resolved, name)] for name in fields}
+        row["relations"] = [[list(r) for r in resolved.relations]]
         return ReplayResult(pa.table(row), None, 0.0, 0)
 
 
@@ -298,7 +315,9 @@ def parsed_project(project: DbtProject, result: ReplayResult, startup: float) ->
             f"({result.error.error_class}: {first})."
         )
     assert result.target is not None
-    return dataclasses.replace(project, **result.target.to_pylist()[0])
+    found = result.target.to_pylist()[0]
+    found["relations"] = tuple(tuple(r) for r in found["relations"])
+    return dataclasses.replace(project, **found)
 
 
 def dbt_version(adapter: str = DUCKDB.name) -> str:
@@ -396,6 +415,8 @@ class DbtCheckJob:
     ) -> ReplayResult:
         runner = _warm_runner(self.project)
         log = self.log.load()
+        static = self.log.static()
+        landing = self.project.landing()
         full = self.schedule is None
         schedule = full_refresh_schedule(log) if full else self.schedule
         base = arrival_base(log)
@@ -433,15 +454,22 @@ class DbtCheckJob:
             attempts = 2 if delivery.crash is not None else 1
             for attempt in range(attempts):
                 stamps = self.first_arrivals if full else stamp(base, index, attempt)
-                table = delivered_table(
-                    log, delivery.rows, delivery.omit_columns, self.arrival_column, stamps
+                tables = delivered_tables(
+                    log,
+                    delivery.rows,
+                    delivery.omit_columns,
+                    self.arrival_column,
+                    stamps,
+                    static,
+                    index == 0,
                 )
-                try:
-                    self._land(table, database)
-                except (duckdb.Error, *engine.errors) as exc:  # the model reshaped the source
-                    message = f"loading the delivery into {self.project.source_relation}: {exc}"
-                    error = RunError("sql_error", delivery.batch_id, None, message)
-                    return ReplayResult(None, error, spent, runs)
+                for name, table in tables.items():
+                    try:
+                        self._land(landing[name], table, database)
+                    except (duckdb.Error, *engine.errors) as exc:  # the model reshaped it
+                        message = f"loading the delivery into {landing[name]}: {exc}"
+                        error = RunError("sql_error", delivery.batch_id, None, message)
+                        return ReplayResult(None, error, spent, runs)
                 if attempt < attempts - 1:
                     continue  # the crash: the run after this landing never happened
                 if time.monotonic() > deadline:
@@ -462,14 +490,14 @@ class DbtCheckJob:
         heartbeat(schedule.deliveries[-1].batch_id, None)
         return self._read_target(spent, runs, schedule.deliveries[-1].batch_id, database)
 
-    def _land(self, table: pa.Table, database: Any) -> None:
+    def _land(self, relation: str, table: pa.Table, database: Any) -> None:
         if database is not None:
             session = database.session()
             try:
                 if self.mode == "batch":
-                    schema, name = self.project.source_relation.split(".")
+                    schema, name = relation.split(".")
                     session.execute(f'DROP TABLE IF EXISTS "{schema}"."{name}"')
-                session.append_batch(self.project.source_relation, table)
+                session.append_batch(relation, table)
             finally:
                 session.close()
             return
@@ -477,9 +505,9 @@ class DbtCheckJob:
         try:
             session = DuckDBSession(con.cursor())
             if self.mode == "batch":
-                schema, name = self.project.source_relation.split(".")
+                schema, name = relation.split(".")
                 con.execute(f'DROP TABLE IF EXISTS "{schema}"."{name}"')
-            session.append_batch(self.project.source_relation, table)
+            session.append_batch(relation, table)
         finally:
             con.close()
 

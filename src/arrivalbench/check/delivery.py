@@ -48,26 +48,54 @@ def first_arrivals(log: Log, schedule: Schedule, base: int) -> np.ndarray:
     return first
 
 
-def delivered_table(
+Static = tuple[tuple[str, pa.Table], ...]
+"""The static sources' tables (name, table): delivered whole with the first delivery only."""
+
+
+def delivered_tables(
     log: Log,
     rows: tuple[int, ...] | np.ndarray,
     omit: tuple[str, ...],
     arrival_column: str | None,
     stamps: np.ndarray | int | None,
-) -> pa.Table:
-    """The rows of one delivery (arrival order kept), without omitted columns, stamped."""
-    table = log.table.take(pa.array(np.asarray(rows, dtype=np.int64), pa.int64()))
-    mine = log.source.name + "."
-    drop = [entry.removeprefix(mine) for entry in omit if entry.startswith(mine)]
-    drop = [c for c in drop if c in table.column_names]
-    if drop:
-        table = table.drop_columns(drop)
-    if arrival_column:
-        values = np.broadcast_to(np.asarray(stamps, dtype=np.int64), (table.num_rows,))
-        table = table.append_column(
-            arrival_column, pa.array(values, pa.int64()).cast(pa.timestamp("us"))
+    static: Static = (),
+    first: bool = True,
+) -> dict[str, pa.Table]:
+    """Per source, the rows of one delivery (arrival order kept), without omitted columns,
+    stamped; a source with no rows in it gets an empty table. The static sources come whole
+    with the `first` delivery and empty with every other. `stamps` is one stamp, or one per
+    spine position (the full refresh's first arrivals)."""
+    positions = np.asarray(rows, dtype=np.int64)
+    tables: dict[str, pa.Table] = {}
+    for name, (part, where) in log.split(positions).items():
+        table = log.tables[name].take(pa.array(part, pa.int64()))
+        mine = name + "."
+        drop = [entry.removeprefix(mine) for entry in omit if entry.startswith(mine)]
+        drop = [c for c in drop if c in table.column_names]
+        if drop:
+            table = table.drop_columns(drop)
+        if isinstance(stamps, np.ndarray):
+            tables[name] = _stamped(table, arrival_column, stamps[positions[where]])
+        else:
+            tables[name] = _stamped(table, arrival_column, stamps)
+    for name, table in static:
+        whole = table if first else table.slice(0, 0)
+        first_stamp = (
+            int(stamps.min()) if isinstance(stamps, np.ndarray) and len(stamps) else stamps
         )
-    return table
+        tables[name] = _stamped(whole, arrival_column, first_stamp)
+    return tables
+
+
+def _stamped(
+    table: pa.Table, arrival_column: str | None, stamps: np.ndarray | int | None
+) -> pa.Table:
+    if not arrival_column:
+        return table
+    values = np.broadcast_to(np.asarray(stamps, dtype=np.int64), (table.num_rows,))
+    return table.append_column(
+        arrival_column, pa.array(values, pa.int64()).cast(pa.timestamp("us"))
+    )
 
 
 def land(session: Session, source_table: str, table: pa.Table, mode: Mode) -> None:
@@ -78,15 +106,25 @@ def land(session: Session, source_table: str, table: pa.Table, mode: Mode) -> No
 
 
 def deliverer(
-    log: Log, schedule: Schedule, source_table: str, mode: Mode, arrival_column: str | None
+    log: Log,
+    schedule: Schedule,
+    relations: dict[str, str],
+    mode: Mode,
+    arrival_column: str | None,
+    static: Static = (),
 ) -> Callable[[Session, Delivery, int], None]:
-    """replay's `deliver` hook for this schedule: lands each attempt at a delivery, stamped."""
+    """replay's `deliver` hook for this schedule: lands each attempt at a delivery, stamped,
+    each source in its relation (`relations`: source name -> the table it lands in)."""
     index = {id(d): i for i, d in enumerate(schedule.deliveries)}
     base = arrival_base(log)
 
     def deliver(session: Session, delivery: Delivery, attempt: int) -> None:
-        when = stamp(base, index[id(delivery)], attempt)
-        table = delivered_table(log, delivery.rows, delivery.omit_columns, arrival_column, when)
-        land(session, source_table, table, mode)
+        at = index[id(delivery)]
+        when = stamp(base, at, attempt)
+        tables = delivered_tables(
+            log, delivery.rows, delivery.omit_columns, arrival_column, when, static, at == 0
+        )
+        for name, table in tables.items():
+            land(session, relations[name], table, mode)
 
     return deliver

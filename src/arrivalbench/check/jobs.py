@@ -14,44 +14,78 @@ from typing import ClassVar
 import numpy as np
 import pyarrow as pa
 
-from arrivalbench.check.delivery import Mode, delivered_table, deliverer, land
+from arrivalbench.check.delivery import Mode, Static, delivered_tables, deliverer, land
 from arrivalbench.engines import DEFAULT_ENGINE, Database, Engine, Limits, Session, Statement
 from arrivalbench.logs import Log
 from arrivalbench.replay import Heartbeat, ReplayResult, ResultCap, replay
 from arrivalbench.schedules import Delivery, Schedule
 
 
+def _save(table: pa.Table, path: str) -> None:
+    with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+
+
+def _load(path: str) -> pa.Table:
+    return pa.ipc.open_file(pa.memory_map(path)).read_all()
+
+
 @dataclass(frozen=True)
 class LogFile:
-    """A log saved as an Arrow file, with what rebuilds the `Log` around it."""
+    """A check's sources saved as Arrow files (one per source), with what rebuilds the `Log`
+    around them and the static sources' tables (check.sources)."""
 
     path: str
     source: object  # the SourceSpec (model_construct'ed: a user's source has no generator)
     key_column: str
     time_column: str
+    others: tuple[tuple[object, str], ...] = ()
+    """Further streamed sources: (SourceSpec, path)."""
+    source_columns: tuple[tuple[str, str], ...] = ()
+    static_paths: tuple[tuple[str, str], ...] = ()
+    """Static sources: (name, path)."""
 
     @classmethod
-    def save(cls, log: Log, path: str) -> LogFile:
-        with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, log.table.schema) as writer:
-            writer.write_table(log.table)
-        return cls(path, log.source, log.key_column, log.time_column)
+    def save(cls, log: Log, path: str, static: Static = ()) -> LogFile:
+        _save(log.table, path)
+        others = []
+        for i, (spec, table) in enumerate(log.others, start=1):
+            _save(table, f"{path}.{i}")
+            others.append((spec, f"{path}.{i}"))
+        paths = []
+        for i, (name, table) in enumerate(static):
+            _save(table, f"{path}.static{i}")
+            paths.append((name, f"{path}.static{i}"))
+        return cls(
+            path,
+            log.source,
+            log.key_column,
+            log.time_column,
+            tuple(others),
+            log.source_columns,
+            tuple(paths),
+        )
 
     def load(self) -> Log:
         cached = _LOGS.get(self.path)
         if cached is None:
-            table = pa.ipc.open_file(pa.memory_map(self.path)).read_all()
             cached = Log(
                 task_id="check",
                 kind="hidden",
                 seed=0,
                 source=self.source,  # type: ignore[arg-type]
-                table=table,
+                table=_load(self.path),
+                others=tuple((spec, _load(p)) for spec, p in self.others),  # type: ignore[misc]
                 key_column=self.key_column,
                 time_column=self.time_column,
+                source_columns=self.source_columns,
             )
             _LOGS.clear()
             _LOGS[self.path] = cached
         return cached
+
+    def static(self) -> Static:
+        return tuple((name, _load(p)) for name, p in self.static_paths)
 
 
 _LOGS: dict[str, Log] = {}
@@ -80,7 +114,8 @@ class SqlCheckJob:
     log: LogFile
     schedule: Schedule | None
     """None for the full refresh: every event once, in one delivery."""
-    source_table: str
+    relations: tuple[tuple[str, str], ...]
+    """Per source, the table it lands in (the source's own name for a SQL pipeline)."""
     target: str
     mode: Mode
     arrival_column: str | None
@@ -98,17 +133,22 @@ class SqlCheckJob:
         database: Database | None = None,
     ) -> ReplayResult:
         log = self.log.load()
+        static = self.log.static()
+        relations = dict(self.relations)
         if self.schedule is None:
             schedule = full_refresh_schedule(log)
             stamps = self.first_arrivals
 
             def deliver(session: Session, delivery: Delivery, attempt: int) -> None:
-                table = delivered_table(log, delivery.rows, (), self.arrival_column, stamps)
-                land(session, self.source_table, table, self.mode)
+                tables = delivered_tables(
+                    log, delivery.rows, (), self.arrival_column, stamps, static
+                )
+                for name, table in tables.items():
+                    land(session, relations[name], table, self.mode)
 
         else:
             schedule = self.schedule
-            deliver = deliverer(log, schedule, self.source_table, self.mode, self.arrival_column)
+            deliver = deliverer(log, schedule, relations, self.mode, self.arrival_column, static)
         return replay(
             engine,
             statements,

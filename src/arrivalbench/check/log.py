@@ -32,10 +32,11 @@ DATABASE_SUFFIXES = (".duckdb", ".db", ".ddb")
 
 @dataclass(frozen=True)
 class LogColumns:
-    """The columns `check` is told about; only `key` and `event_time` are required."""
+    """The columns `check` is told about; only `key` and `event_time` are required (a static
+    source, delivered once, needs no event time)."""
 
     key: str
-    event_time: str
+    event_time: str | None
     entity_key: str | None = None
     evolving_column: str | None = None
     arrival_column: str | None = None
@@ -45,8 +46,9 @@ def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _relation(where: str) -> tuple[str, str | None, str]:
-    """(path, database table or None, the DuckDB table function) of a --log value."""
+def _relation(where: str, flag: str = "--log ") -> tuple[str, str | None, str]:
+    """(path, database table or None, the DuckDB table function) of a --log value (or of a
+    --source NAME=PATH: `flag` is how messages show it)."""
     path, table = where, None
     for suffix in DATABASE_SUFFIXES:
         marker = suffix + ":"
@@ -56,16 +58,16 @@ def _relation(where: str) -> tuple[str, str | None, str]:
     suffix = Path(path).suffix.lower()
     if table is None and suffix in DATABASE_SUFFIXES:
         raise CheckInputError(
-            f"--log {where}: a DuckDB database needs a table: --log {where}:TABLE "
+            f"{flag}{where}: a DuckDB database needs a table: {flag}{where}:TABLE "
             "(or SCHEMA.TABLE)."
         )
     if not Path(path).is_file():
         raise CheckInputError(
-            f"--log {path}: file not found{resolved_hint(path)}; pass a Parquet, CSV or JSON file."
+            f"{flag}{path}: file not found{resolved_hint(path)}; pass a Parquet, CSV or JSON file."
         )
     if table is None and suffix not in READERS:
         raise CheckInputError(
-            f"--log {path}: unknown log format {suffix or '(no suffix)'!r}; give a .parquet, "
+            f"{flag}{path}: unknown log format {suffix or '(no suffix)'!r}; give a .parquet, "
             ".csv or .json file, or FILE.duckdb:TABLE."
         )
     return path, table, READERS.get(suffix, "")
@@ -78,13 +80,17 @@ def resolved_hint(path: str | Path) -> str:
     return "" if given.is_absolute() else f" (looked for {given.resolve()})"
 
 
-def read_log(where: str, columns: LogColumns, source: str) -> Log:
+def read_log(where: str, columns: LogColumns, source: str, named: bool = False) -> Log:
     """The log as a `Log` named for the source table, canonically ordered, its columns checked.
 
     Every problem is a CheckInputError naming the file and the column: a missing column, a NULL
-    or repeated key, an event time that is not a timestamp or date or is NULL.
+    or repeated key, an event time that is not a timestamp or date or is NULL. `named`: one of
+    several sources, so each message names the source too (`--key customers=id`). Without an
+    event time (a static source) the log is ordered by key alone.
     """
-    path, table, reader = _relation(where)
+    at = f"source {source} ({where})" if named else where
+    flag = f"--source {source}=" if named else "--log "
+    path, table, reader = _relation(where, flag)
     con = duckdb.connect(config={"threads": 1})
     try:
         if table is not None:
@@ -96,36 +102,40 @@ def read_log(where: str, columns: LogColumns, source: str) -> Log:
             described = con.execute(f"DESCRIBE SELECT * FROM {relation}").fetchall()
         except duckdb.Error as exc:
             first = str(exc).splitlines()[0]
-            raise CheckInputError(f"--log {where}: cannot read the log ({first}).") from None
+            raise CheckInputError(f"{flag}{where}: cannot read the log ({first}).") from None
         types = {name: kind for name, kind, *_ in described}
         if table is None and reader == "read_csv" and _no_csv_rows(con, path, relation):
-            raise CheckInputError(f"--log {where}: the log has no rows.")
-        _check_columns(where, columns, types)
-        key, time = _q(columns.key), _q(columns.event_time)
+            raise CheckInputError(f"{flag}{where}: the log has no rows.")
+        _check_columns(at, columns, types, source if named else None)
+        key = _q(columns.key)
+        time = key if columns.event_time is None else _q(columns.event_time)
         nulls, repeats, no_time = con.execute(
             f"SELECT count(*) FILTER (WHERE {key} IS NULL), count({key}) - count(DISTINCT {key}), "
             f"count(*) FILTER (WHERE {time} IS NULL) FROM {relation}"
         ).fetchall()[0]
+        key_flag = f"--key {source}={columns.key}" if named else f"--key {columns.key}"
         if nulls:
             raise CheckInputError(
-                f"--key {columns.key}: {nulls:,} rows of {where} have a NULL key; every event "
+                f"{key_flag}: {nulls:,} rows of {at} have a NULL key; every event "
                 "needs a key (filter or fill them in the log)."
             )
         if repeats:
             raise CheckInputError(
-                f"--key {columns.key}: {repeats:,} keys of {where} repeat; the log must hold each "
+                f"{key_flag}: {repeats:,} keys of {at} repeat; the log must hold each "
                 "event once (deduplicate it, or name a column that identifies an event)."
             )
         if no_time:
+            flag = f"--event-time {source}=" if named else "--event-time "
             raise CheckInputError(
-                f"--event-time {columns.event_time}: {no_time:,} rows of {where} have no event "
+                f"{flag}{columns.event_time}: {no_time:,} rows of {at} have no event "
                 "time; fill or drop them in the log."
             )
-        data = con.sql(f"SELECT * FROM {relation} ORDER BY {time}, {key}").to_arrow_table()
+        order = key if columns.event_time is None else f"{time}, {key}"
+        data = con.sql(f"SELECT * FROM {relation} ORDER BY {order}").to_arrow_table()
     finally:
         con.close()
     if data.num_rows == 0:
-        raise CheckInputError(f"--log {where}: the log has no rows.")
+        raise CheckInputError(f"{flag}{where}: the log has no rows.")
     if columns.arrival_column:  # stamped per delivery by the harness: the log's own values go
         lower = {n.lower(): n for n in data.column_names}
         if columns.arrival_column.lower() in lower:
@@ -144,7 +154,7 @@ def read_log(where: str, columns: LogColumns, source: str) -> Log:
         source=spec,
         table=data,
         key_column=columns.key,
-        time_column=columns.event_time,
+        time_column=columns.event_time or columns.key,
     )
 
 
@@ -160,7 +170,11 @@ def _sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _check_columns(where: str, columns: LogColumns, types: dict[str, str]) -> None:
+def _check_columns(
+    where: str, columns: LogColumns, types: dict[str, str], source: str | None
+) -> None:
+    """Every named column present (else the file's columns and a "did you mean"), the event time
+    a timestamp or date. `source`: one of several sources, named in each flag shown."""
     named = [
         ("--key", columns.key),
         ("--event-time", columns.event_time),
@@ -173,12 +187,16 @@ def _check_columns(where: str, columns: LogColumns, types: dict[str, str]) -> No
 
             close = difflib.get_close_matches(column, list(types), n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
+            shown = f"{flag} {source}={column}" if source else f"{flag} {column}"
             raise CheckInputError(
-                f"{flag} {column}: no such column in {where} (columns: {', '.join(types)}).{hint}"
+                f"{shown}: no such column in {where} (columns: {', '.join(types)}).{hint}"
             )
+    if columns.event_time is None:
+        return
     kind = types[columns.event_time].upper()
     if not (kind.startswith("TIMESTAMP") or kind == "DATE"):
+        shown = f"{source}={columns.event_time}" if source else columns.event_time
         raise CheckInputError(
-            f"--event-time {columns.event_time}: is {kind} in {where}, not a timestamp or date; "
+            f"--event-time {shown}: is {kind} in {where}, not a timestamp or date; "
             "cast it in the log (e.g. to_timestamp(epoch_seconds))."
         )

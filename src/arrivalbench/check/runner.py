@@ -34,9 +34,10 @@ import numpy as np
 import pyarrow as pa
 
 from arrivalbench import __version__
-from arrivalbench.check.delivery import MODES, Mode, arrival_base, first_arrivals
+from arrivalbench.check.delivery import MODES, Mode, Static, arrival_base, first_arrivals
 from arrivalbench.check.jobs import LogFile, SqlCheckJob
-from arrivalbench.check.log import LogColumns, read_log, resolved_hint
+from arrivalbench.check.log import LogColumns, resolved_hint
+from arrivalbench.check.sources import SourceFile, read_sources
 from arrivalbench.check.verdict import comparing
 from arrivalbench.engines import DEFAULT_ENGINE, Limits, engine_info, get_engine, oracle_engine
 from arrivalbench.errors import CheckInputError, UnknownNameError, UsageError
@@ -78,6 +79,16 @@ class CheckConfig:
     engine: str = DEFAULT_ENGINE
     startup_timeout: float = STARTUP_TIMEOUT
     """How long a worker may take to start a job, parsing the dbt project included."""
+    sources: tuple[SourceFile, ...] = ()
+    """Several sources (`--source NAME=PATH`, check.sources); empty: the one source `log`,
+    named `source` (dbt) or `source_table` (SQL), with `columns`."""
+
+    @property
+    def files(self) -> tuple[SourceFile, ...]:
+        """Every source of the check, the one-source form included."""
+        if self.sources:
+            return self.sources
+        return (SourceFile(self.source or self.source_table or "", self.log, self.columns),)
 
     @property
     def is_dbt(self) -> bool:
@@ -92,15 +103,27 @@ def validate(config: CheckConfig) -> None:
     """Refuse a combination of options that cannot work, before anything is read."""
     if (config.pipeline is None) == (config.dbt_project is None):
         raise UsageError("check: give either --pipeline P.sql or --dbt-project DIR, not both.")
+    several = bool(config.sources)
+    if several and config.source_table:
+        raise UsageError(
+            f"--source-table {config.source_table} is for --log; with --source NAME=PATH each "
+            "NAME is the table the pipeline reads."
+        )
     if config.pipeline is not None:
-        for flag, value in (("--source-table", config.source_table), ("--target", config.target)):
+        needed = [("--target", config.target)]
+        if not several:
+            needed.insert(0, ("--source-table", config.source_table))
+        for flag, value in needed:
             if not value:
                 raise UsageError(f"check --pipeline needs {flag}.")
         for flag, value in (("--model", config.model), ("--source", config.source)):
             if value:
                 raise UsageError(f"check: {flag} is for --dbt-project; with --pipeline give none.")
     else:
-        for flag, value in (("--model", config.model), ("--source", config.source)):
+        needed = [("--model", config.model)]
+        if not several:
+            needed.append(("--source", config.source))
+        for flag, value in needed:
             if not value:
                 raise UsageError(f"check --dbt-project needs {flag}.")
         for flag, value in (("--source-table", config.source_table), ("--target", config.target)):
@@ -119,6 +142,13 @@ def validate(config: CheckConfig) -> None:
             f"--source-table {config.source_table}: in batch mode the delivery is a TEMP table, "
             "which has no schema; give the name alone, or use --mode landing."
         )
+    if several and not config.is_dbt:
+        for file in config.sources:
+            if "." in file.name and config.resolved_mode == "batch":
+                raise UsageError(
+                    f"--source {file.name}={file.where}: in batch mode the delivery is a TEMP "
+                    "table, which has no schema; name the table alone, or use --mode landing."
+                )
     if config.mode is not None and config.mode not in MODES:
         raise UsageError(f"--mode {config.mode}: give batch or landing.")
     engine = engine_info(config.engine)
@@ -236,29 +266,35 @@ class Check:
         mode = config.resolved_mode
         project = None
         sandbox = self._sandbox
-        log = read_log(config.log, config.columns, config.source or config.source_table or "")
+        files = config.files
+        sources = read_sources(files)
+        log = sources.log
         if config.is_dbt:
             from arrivalbench.check.dbt import ParseJob, copy_project, parsed_project
 
-            assert config.dbt_project and config.model and config.source
+            assert config.dbt_project and config.model
+            named = " ".join(f.name for f in files)
             project = copy_project(
                 config.dbt_project,
                 config.model,
-                config.source,
+                named,
                 self._scratch,
                 config.limits,
                 adapter=engine_info(config.engine).dbt_adapter or "duckdb",
             )
-            parse = ParseJob(project, config.source, str(config.dbt_project), config.limits)
+            parse = ParseJob(project, named, str(config.dbt_project), config.limits)
             self.on_status("parsing the dbt project…")
             project = parsed_project(project, sandbox.run(parse), config.startup_timeout)
-            oracle_table, target = project.source_table, config.model
+            oracle_tables = {name: table for name, _, table in project.relations}
+            target = config.model
         else:
-            assert config.source_table and config.target
-            oracle_table, target = config.source_table, config.target
+            assert config.target
+            oracle_tables = {f.name: f.name for f in files}
+            target = config.target
+        relations = tuple((name, name) for name in oracle_tables)
         schedules, skipped = plan(log, names, config.seed)
         fingerprint = log.fingerprint()
-        log_file = LogFile.save(log, str(Path(self._scratch, "log.arrow")))
+        log_file = LogFile.save(log, str(Path(self._scratch, "log.arrow")), sources.static)
         oracle_sql = None
         if config.oracle is not None:
             oracle_sql = config.oracle.read_text(encoding="utf-8")
@@ -267,7 +303,7 @@ class Check:
         verdicts: dict[str, Verdict] = {}
         timings: dict[str, Any] = {}
         base = arrival_base(log)
-        compared = comparing(target, config.columns.key, config.ignore_columns)
+        compared = comparing(target, log.key_column, config.ignore_columns)
 
         def job(schedule: Schedule | None, stamps: np.ndarray | None) -> Any:
             if project is not None:
@@ -283,13 +319,13 @@ class Check:
                     stamps,
                     engine=config.engine,
                 )
-            assert script is not None and config.source_table and config.target
+            assert script is not None and config.target
             return SqlCheckJob(
                 script,
                 config.limits,
                 log_file,
                 schedule,
-                config.source_table,
+                relations,
                 config.target,
                 mode,
                 arrival,
@@ -302,9 +338,13 @@ class Check:
             key = "" if stamps is None else hashlib.sha256(stamps.tobytes()).hexdigest()
             if key not in expected_cache:
                 if oracle_sql is not None and not engine_info(config.engine).authored:
-                    expected_cache[key] = self._engine_oracle(oracle_sql, log_file, stamps, sandbox)
+                    expected_cache[key] = self._engine_oracle(
+                        oracle_sql, log_file, relations, stamps, sandbox
+                    )
                 elif oracle_sql is not None:
-                    expected_cache[key] = self._query_oracle(log, oracle_table, oracle_sql, stamps)
+                    expected_cache[key] = self._query_oracle(
+                        log, sources.static, oracle_tables, oracle_sql, stamps
+                    )
                 else:
                     started = time.perf_counter()
                     result = sandbox.run(job(None, stamps))
@@ -368,17 +408,22 @@ class Check:
         return record.to_json(), timings
 
     def _query_oracle(
-        self, log: Log, table_name: str, sql: str, stamps: np.ndarray | None
+        self,
+        log: Log,
+        static: Static,
+        table_names: dict[str, str],
+        sql: str,
+        stamps: np.ndarray | None,
     ) -> pa.Table | RunError:
-        """The user's --oracle query over the complete log (each event once, first arrivals)."""
-        from arrivalbench.check.delivery import delivered_table
+        """The user's --oracle query over the complete log (each event once, first arrivals),
+        each source a table named `table_names[source]`."""
+        from arrivalbench.check.delivery import delivered_tables
 
-        complete = delivered_table(
-            log, np.arange(log.n), (), self.config.columns.arrival_column, stamps
-        )
+        arrival = self.config.columns.arrival_column
+        complete = delivered_tables(log, np.arange(log.n), (), arrival, stamps, static)
         engine = oracle_engine()
         try:
-            return engine.query({table_name: complete}, sql)
+            return engine.query({table_names[n]: t for n, t in complete.items()}, sql)
         except Exception as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise CheckInputError(
@@ -386,12 +431,16 @@ class Check:
             ) from None
 
     def _engine_oracle(
-        self, sql: str, log_file: LogFile, stamps: np.ndarray | None, sandbox: Sandbox
+        self,
+        sql: str,
+        log_file: LogFile,
+        relations: tuple[tuple[str, str], ...],
+        stamps: np.ndarray | None,
+        sandbox: Sandbox,
     ) -> pa.Table:
         """The user's --oracle query over the complete log, run on the pipeline's engine in the
-        sandbox (the source table delivered once, as a batch)."""
+        sandbox (the source tables delivered once, as a batch)."""
         config = self.config
-        assert config.source_table is not None
         engine = get_engine(config.engine)
         try:
             statements = engine.split(sql)
@@ -410,7 +459,7 @@ class Check:
             config.limits,
             log_file,
             None,
-            config.source_table,
+            relations,
             ORACLE_TABLE,
             "batch",
             config.columns.arrival_column,

@@ -31,15 +31,28 @@ from arrivalbench.terminal import text
 
 def check(
     log: Annotated[
-        str,
+        str | None,
         typer.Option(
-            "--log", help="The event log: a .parquet, .csv or .json file, or FILE.duckdb:TABLE."
+            "--log",
+            help="The event log of the one source: a .parquet, .csv or .json file, or "
+            "FILE.duckdb:TABLE (several sources: --source NAME=PATH).",
         ),
-    ],
-    key: Annotated[str, typer.Option("--key", help="The column that names an event (any type).")],
+    ] = None,
+    key: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--key",
+            help="The column that names an event (any type); per source: NAME=COL (a bare COL "
+            "is every other source's).",
+        ),
+    ] = None,
     event_time: Annotated[
-        str, typer.Option("--event-time", help="The event-time column (a timestamp or date).")
-    ],
+        list[str] | None,
+        typer.Option(
+            "--event-time",
+            help="The event-time column (a timestamp or date); per source: NAME=COL.",
+        ),
+    ] = None,
     pipeline: Annotated[
         Path | None, typer.Option("--pipeline", "-p", help="The pipeline's SQL file.")
     ] = None,
@@ -55,18 +68,33 @@ def check(
     ] = None,
     model: Annotated[str | None, typer.Option("--model", help="The dbt model to check.")] = None,
     source: Annotated[
-        str | None,
-        typer.Option("--source", help="The dbt source the deliveries fill: SOURCE.TABLE."),
+        list[str] | None,
+        typer.Option(
+            "--source",
+            help="With --log, the dbt source the deliveries fill: SOURCE.TABLE. Repeatable as "
+            "NAME=PATH for several sources (NAME: the table a pipeline reads, or a dbt "
+            "SOURCE.TABLE).",
+        ),
+    ] = None,
+    static: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--static", help="A source delivered once, whole, with the first delivery (repeatable)."
+        ),
     ] = None,
     entity_key: Annotated[
-        str | None,
-        typer.Option("--entity-key", help="Column whose events change one entity's state."),
+        list[str] | None,
+        typer.Option(
+            "--entity-key",
+            help="Column whose events change one entity's state; per source: NAME=COL.",
+        ),
     ] = None,
     evolving_column: Annotated[
-        str | None,
+        list[str] | None,
         typer.Option(
             "--evolving-column",
-            help="A column that is NULL early and appears mid-stream (enables schema_evolution).",
+            help="A column that is NULL early and appears mid-stream (enables schema_evolution); "
+            "per source: NAME=COL.",
         ),
     ] = None,
     oracle: Annotated[
@@ -122,8 +150,32 @@ def check(
     ] = 600.0,
 ) -> None:
     """Check your own pipeline or dbt model on your own log: exit 0 all PASS, 1 a FAIL or ERROR."""
-    from arrivalbench.check import Check, CheckConfig, LogColumns, exit_code
+    from arrivalbench.check import Check, CheckConfig, exit_code
+    from arrivalbench.check.sources import source_files, split_source_flags
+    from arrivalbench.errors import UsageError
     from arrivalbench.grade import dumps
+
+    legacy, pairs = split_source_flags(source or [])
+    if pairs and log is not None:
+        raise UsageError(
+            "check: give --log PATH (one source) or --source NAME=PATH (several), not both."
+        )
+    several = bool(pairs)
+    if not pairs:
+        if log is None:
+            raise UsageError(
+                "check needs --log PATH (one source) or --source NAME=PATH (repeatable)."
+            )
+        pairs = [(legacy or source_table or "", log)]
+    files = source_files(
+        pairs,
+        key or [],
+        event_time or [],
+        entity_key or [],
+        evolving_column or [],
+        static or [],
+        arrival_column,
+    )
 
     engines = list(dict.fromkeys(engine or [DEFAULT_ENGINE]))
     limits = Limits(
@@ -133,8 +185,8 @@ def check(
         max_script_bytes=CHECK_LIMITS.max_script_bytes,
     )
     config = CheckConfig(
-        log=log,
-        columns=LogColumns(key, event_time, entity_key, evolving_column, arrival_column),
+        log=files[0].where,
+        columns=files[0].columns,
         seed=seed,
         limits=limits,
         pipeline=pipeline,
@@ -142,7 +194,8 @@ def check(
         target=target,
         dbt_project=dbt_project,
         model=model,
-        source=source,
+        source=legacy,
+        sources=files if several else (),
         mode=mode,  # type: ignore[arg-type]
         schedules=schedules,
         oracle=oracle,
@@ -151,8 +204,6 @@ def check(
         startup_timeout=startup_timeout,
     )
     if startup_timeout <= 0:
-        from arrivalbench.errors import UsageError
-
         raise UsageError(
             f"--startup-timeout {startup_timeout:g}: give a positive number of seconds."
         )

@@ -51,6 +51,22 @@ def report_command(
             help="Only the tasks ARM has cells for (e.g. a human arm's), every arm recomputed over them.",
         ),
     ] = None,
+    tasks_usable_in: Annotated[
+        str | None,
+        typer.Option(
+            "--tasks-usable-in",
+            metavar="ARMS",
+            help="Only the tasks where every one of these arms (comma-separated) has a gap-usable cell.",
+        ),
+    ] = None,
+    pool_runs: Annotated[
+        str | None,
+        typer.Option(
+            "--pool-runs",
+            metavar="ARMS",
+            help="Arms (as stored, comma-separated) whose runs are pooled into one arm each, in a table of their own.",
+        ),
+    ] = None,
     suite_dir: SuiteDirOpt = None,
 ) -> None:
     """Write the report of graded runs: tables and figures as Markdown, one HTML page, report.json, CSV and LaTeX (read only)."""
@@ -66,6 +82,10 @@ def report_command(
         runs=parse_runs(runs),
         tasks=[t.strip() for t in tasks.split(",") if t.strip()] if tasks else None,
         tasks_from_arm=tasks_from_arm,
+        tasks_usable_in=[a.strip() for a in tasks_usable_in.split(",") if a.strip()]
+        if tasks_usable_in
+        else None,
+        pool=[a.strip() for a in pool_runs.split(",") if a.strip()] if pool_runs else None,
     )
     out.print(text(f"wrote {files.html} (self-contained) and {files.markdown}"), soft_wrap=True)
     out.print(

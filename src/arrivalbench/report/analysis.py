@@ -94,6 +94,7 @@ class TaskFilter:
     given: tuple[str, ...] | None
     from_arm: str | None
     kept: tuple[str, ...]
+    usable_in: tuple[str, ...] | None = None  # --tasks-usable-in: arms (labels or stored names)
 
     def definition(self) -> str:
         parts = []
@@ -101,6 +102,12 @@ class TaskFilter:
             parts.append(f"the tasks named by --tasks ({', '.join(self.given)})")
         if self.from_arm is not None:
             parts.append(f"the tasks arm {self.from_arm} has cells for (--tasks-from-arm)")
+        if self.usable_in is not None:
+            parts.append(
+                f"the tasks usable in every one of the arms {', '.join(self.usable_in)} "
+                "(--tasks-usable-in: each has a gap-usable cell there, snapshot-passing with no "
+                "ERROR on a declared hazard)"
+            )
         return (
             "Every table, figure and test is over "
             + " that are also ".join(parts)
@@ -110,10 +117,17 @@ class TaskFilter:
 
 
 def filter_tasks(
-    sources: Sequence[Source], tasks: Sequence[str] | None, from_arm: str | None
+    sources: Sequence[Source],
+    tasks: Sequence[str] | None,
+    from_arm: str | None,
+    usable_in: Sequence[str] | None = None,
 ) -> tuple[list[Source], TaskFilter | None]:
-    """The sources with only the cells of the chosen tasks (None: no filter given)."""
-    if tasks is None and from_arm is None:
+    """The sources with only the cells of the chosen tasks (None: no filter given).
+
+    `usable_in` keeps the tasks where every named arm (a stored name stands for each of its
+    labels) has a gap-usable cell, the tasks a paired comparison of those arms is over.
+    """
+    if tasks is None and from_arm is None and usable_in is None:
         return list(sources), None
     present = sorted({o.task for s in sources for o in s.outcomes})
     kept = set(present)
@@ -130,11 +144,33 @@ def filter_tasks(
         kept &= {
             o.task for s in sources for o in s.outcomes if from_arm in (o.arm, s.labels[o.arm])
         }
+    if usable_in is not None:
+        from arrivalbench.analysis.rates import METRICS
+
+        gap = METRICS["gap"]
+        pairs = {(s.labels[o.arm], o.arm) for s in sources for o in s.outcomes}
+        names = sorted({n for pair in pairs for n in pair})
+        for arm in usable_in:
+            if arm not in names:
+                raise _unknown("arm", arm, names, "--tasks-usable-in", "the runs' arms and labels")
+        for arm in usable_in:
+            for label in sorted({label for label, stored in pairs if arm in (label, stored)}):
+                kept &= {
+                    o.task
+                    for s in sources
+                    for o in s.outcomes
+                    if s.labels[o.arm] == label and gap(o) is not None
+                }
     chosen = tuple(sorted(kept))
     filtered = [
         dataclasses.replace(s, outcomes=[o for o in s.outcomes if o.task in kept]) for s in sources
     ]
-    return filtered, TaskFilter(tuple(tasks) if tasks is not None else None, from_arm, chosen)
+    return filtered, TaskFilter(
+        tuple(tasks) if tasks is not None else None,
+        from_arm,
+        chosen,
+        tuple(usable_in) if usable_in is not None else None,
+    )
 
 
 def _unknown(kind: str, name: str, known: list[str], option: str, what: str) -> UsageError:
@@ -143,6 +179,53 @@ def _unknown(kind: str, name: str, known: list[str], option: str, what: str) -> 
     close = difflib.get_close_matches(name, known, n=1)
     hint = f" Did you mean '{close[0]}'?" if close else f" {what}: {', '.join(known)}."
     return UsageError(f"{option} {name}: no {kind} '{name}' in the runs given.{hint}")
+
+
+@dataclass(frozen=True)
+class PooledRuns:
+    """report --pool-runs: each named arm's cells from every run holding it, as one arm."""
+
+    runs: dict[str, tuple[str, ...]]  # pooled label -> the runs whose cells it holds
+    outcomes: tuple[CellOutcome, ...]  # arms as the pooled labels, samples renumbered
+
+    def definition(self) -> str:
+        arms = "; ".join(f"{label} pools runs {', '.join(r)}" for label, r in self.runs.items())
+        return (
+            f"{arms}. A pooled arm holds the cells of every run of the arm (its name as stored), "
+            "each run's samples of a task numbered after the previous run's, so a task's rate is "
+            "over all its samples in all runs and a resampled task carries them all; the runs' "
+            "own rows stay in every other table."
+        )
+
+
+POOLED = " (pooled)"
+
+
+def pool_runs(sources: Sequence[Source], arms: Sequence[str]) -> PooledRuns:
+    """The named arms' cells pooled over the runs holding them (each must be in two or more)."""
+    stored = sorted({arm for s in sources for arm in s.labels})
+    runs: dict[str, tuple[str, ...]] = {}
+    pooled: list[CellOutcome] = []
+    for arm in arms:
+        if arm not in stored:
+            raise _unknown("arm", arm, stored, "--pool-runs", "the runs' arms as stored")
+        holding = [s for s in sources if arm in s.labels]
+        if len(holding) < 2:
+            raise UsageError(
+                f"--pool-runs {arm}: the arm is in one run only ({holding[0].name}); give the "
+                "other runs of the arm too, or leave it out of --pool-runs."
+            )
+        label = arm + POOLED
+        runs[label] = tuple(s.name for s in holding)
+        offset: dict[str, int] = {}
+        for s in holding:
+            own = sorted((o for o in s.outcomes if o.arm == arm), key=lambda o: (o.task, o.sample))
+            base = dict(offset)
+            for o in own:
+                sample = base.get(o.task, 0) + o.sample
+                pooled.append(dataclasses.replace(o, arm=label, sample=sample))
+                offset[o.task] = max(offset.get(o.task, 0), sample + 1)
+    return PooledRuns(runs=runs, outcomes=tuple(pooled))
 
 
 def labelled(sources: Sequence[Source]) -> list[CellOutcome]:
@@ -164,6 +247,7 @@ class Analysis:
     seed: int
     chosen_arms: tuple[str, ...] | None = None  # report --arms: arms the tests count
     chosen_runs: frozenset[int] | None = None  # report --runs: run indices the tests count
+    pooled: PooledRuns | None = None  # report --pool-runs
     _cache: dict[str, dict[str, Estimate]] = dataclasses.field(default_factory=dict)
 
     def estimates(self, metric: str) -> dict[str, Estimate]:

@@ -18,20 +18,28 @@ from arrivalbench.analysis.stats import DEFAULT_BOOTSTRAP_SEED, signature
 from arrivalbench.errors import UsageError
 from arrivalbench.report.analysis import (
     Analysis,
+    PooledRuns,
     Source,
     TaskFilter,
     filter_tasks,
     labelled,
     load_sources,
+    pool_runs,
 )
+from arrivalbench.report.counts import counts_table, hazard_cells_table, turns_pooled_table
 from arrivalbench.report.engines import engine_figure, engine_table, engine_verdict_table
 from arrivalbench.report.figures import Figure, guard_figure, hazard_figure, snapshot_gap_figure
 from arrivalbench.report.format import Num, Table
 from arrivalbench.report.human import human_tables
+from arrivalbench.report.matched import all_five_table
 from arrivalbench.report.page import render_html
-from arrivalbench.report.replication import replication_hazard_table, replication_table
+from arrivalbench.report.replication import (
+    pooled_runs_table,
+    replication_hazard_table,
+    replication_table,
+)
 from arrivalbench.report.scaffolds import scaffold_tables
-from arrivalbench.report.scripts import guard_table, idioms_table
+from arrivalbench.report.scripts import guard_correlation_table, guard_table, idioms_table
 from arrivalbench.report.tables import (
     arms_table,
     crash_table,
@@ -60,6 +68,7 @@ class Report:
     analysis: Analysis | None = None
     tests: tuple[TestResult, ...] = ()  # every hypothesis test, in a fixed order (report.json)
     task_filter: TaskFilter | None = None  # report --tasks / --tasks-from-arm
+    pooled: PooledRuns | None = None  # report --pool-runs
 
 
 @dataclass(frozen=True)
@@ -84,13 +93,17 @@ def build_report(
     runs: frozenset[int] | None = None,
     tasks: Sequence[str] | None = None,
     tasks_from_arm: str | None = None,
+    tasks_usable_in: Sequence[str] | None = None,
+    pool: Sequence[str] | None = None,
 ) -> Report:
     """Read the runs and compute every table and figure; nothing is written.
 
     `arms` / `runs` choose the arms the sign tests and the signature count (report --arms /
     --runs); by default the model arms (unhinted) of run 1 (analysis/roles.py). `tasks` /
     `tasks_from_arm` keep only those tasks' cells (report --tasks / --tasks-from-arm; both:
-    the tasks in both).
+    the tasks in both); `tasks_usable_in` keeps the tasks where every named arm has a gap-usable
+    cell (report --tasks-usable-in). `pool` names arms (as stored) whose runs are pooled into one
+    arm each, in a table of their own (report --pool-runs).
     """
     if unit not in UNITS:
         raise UsageError(f"--unit {unit!r}: expected one of {', '.join(UNITS)}.")
@@ -98,7 +111,7 @@ def build_report(
         raise UsageError(
             f"--resamples {resamples}: use at least 100 (10000 for reported intervals)."
         )
-    sources, task_filter = filter_tasks(load_sources(paths), tasks, tasks_from_arm)
+    sources, task_filter = filter_tasks(load_sources(paths), tasks, tasks_from_arm, tasks_usable_in)
     a = Analysis(
         sources,
         labelled(sources),
@@ -107,6 +120,7 @@ def build_report(
         seed,
         chosen_arms=tuple(arms) if arms else None,
         chosen_runs=runs or None,
+        pooled=pool_runs(sources, pool) if pool else None,
     )
     sigs = signature(a.outcomes)
     main, hazards = main_table(a, sigs), hazard_table(a, sigs)
@@ -138,6 +152,12 @@ def build_report(
         severity_table(a),
         idioms_table(a),
         pooled_hazard_table(a),
+        counts_table(a),
+        hazard_cells_table(a),
+        turns_pooled_table(a),
+        guard_correlation_table(a),
+        all_five_table(a),
+        *pooled_runs_table(a),
         *diagnosis_tables(a),
     ]
     blocks = _numbered(blocks)
@@ -149,6 +169,7 @@ def build_report(
         analysis=a,
         tests=tests,
         task_filter=task_filter,
+        pooled=a.pooled,
     )
 
 
@@ -446,6 +467,13 @@ def report_json(report: Report) -> str:
             "kept": list(f.kept),
             "definition": f.definition(),
         }
+        if f.usable_in is not None:  # absent without it: earlier filters' bytes hold
+            document["task_filter"]["tasks_usable_in"] = list(f.usable_in)
+    if report.pooled is not None:  # absent without --pool-runs
+        document["pool_runs"] = {
+            "arms": {label: list(runs) for label, runs in report.pooled.runs.items()},
+            "definition": report.pooled.definition(),
+        }
     return json.dumps(document, indent=1, sort_keys=False, ensure_ascii=False) + "\n"
 
 
@@ -514,6 +542,8 @@ def write_report(
     runs: frozenset[int] | None = None,
     tasks: Sequence[str] | None = None,
     tasks_from_arm: str | None = None,
+    tasks_usable_in: Sequence[str] | None = None,
+    pool: Sequence[str] | None = None,
 ) -> ReportFiles:
     """Build the report of the runs and write every file under `out`; returns where they are."""
     report = build_report(
@@ -525,6 +555,8 @@ def write_report(
         runs=runs,
         tasks=tasks,
         tasks_from_arm=tasks_from_arm,
+        tasks_usable_in=tasks_usable_in,
+        pool=pool,
     )
     out = Path(out)
     files = ReportFiles(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from arrivalbench.analysis.stats import replication
+from arrivalbench.analysis.stats import estimate, replication, signature
 from arrivalbench.report import format as fmt
 from arrivalbench.report.analysis import Analysis, Source
 from arrivalbench.report.format import Table
@@ -123,3 +123,61 @@ def replication_hazard_table(a: Analysis) -> Table:
         rows=tuple(rows) or (("no arm appears in two runs", *("—",) * (len(columns) - 1)),),
         labels=4,
     )
+
+
+POOLED_METRICS = (
+    ("snapshot-pass % [95% CI]", "snapshot_pass"),
+    ("gap % [95% CI]", "gap"),
+    ("error % [95% CI]", "error"),
+    ("all-in failure % [95% CI]", "all_in"),
+)
+
+
+def pooled_runs_table(a: Analysis) -> list[Table]:
+    """report --pool-runs: each named arm over all its runs as one arm (no table without it)."""
+    if a.pooled is None:
+        return []
+    cells = list(a.pooled.outcomes)
+    rates = {
+        metric: estimate(cells, metric, unit=a.unit, resamples=a.resamples, seed=a.seed)
+        for _, metric in POOLED_METRICS
+    }
+    sigs = signature(cells)
+    rows = []
+    for label, runs in a.pooled.runs.items():
+        own = [o for o in cells if o.arm == label]
+        sig = sigs.get(label)
+        rows.append(
+            (
+                label,
+                ", ".join(runs),
+                fmt.count(len({o.task for o in own})),
+                fmt.count(len(own)),
+                *(fmt.interval(rates[m].get(label)) for _, m in POOLED_METRICS),
+                fmt.pp(sig.group_mean if sig else None),
+                fmt.pp(sig.weakest_link if sig else None),
+            )
+        )
+    return [
+        Table(
+            key="pooled_runs",
+            title="Arms pooled over their runs",
+            caption=(
+                "report --pool-runs: "
+                + a.pooled.definition()
+                + " Rates are means over tasks with 95% bootstrap intervals, as in the main table; the margins are "
+                "the signature's group-mean and weakest-link forms over the pooled cells. A pooled arm enters no test."
+            ),
+            columns=(
+                "arm",
+                "runs",
+                "tasks",
+                "cells",
+                *(h for h, _ in POOLED_METRICS),
+                "group-mean margin pp",
+                "weakest-link margin pp",
+            ),
+            rows=tuple(rows),
+            labels=2,
+        )
+    ]

@@ -3,6 +3,7 @@ within-batch guard, and the SQL idioms each arm writes."""
 
 from __future__ import annotations
 
+from arrivalbench.analysis.correlation import pearson, spearman
 from arrivalbench.analysis.guards import guard_sign_test, idiom_table
 from arrivalbench.analysis.idioms import FEATURES
 from arrivalbench.analysis.signtests import TestResult
@@ -129,4 +130,57 @@ def idioms_table(a: Analysis) -> Table:
             *(f"{n.replace('_', ' ')} %" for n in names),
         ),
         rows=tuple(rows),
+    )
+
+
+CORRELATED = (
+    ("gap", "gap"),
+    ("gap_drop_duplicate", "gap without duplicate delivery"),
+)
+
+
+def guard_correlation_table(a: Analysis) -> Table:
+    """Pearson and Spearman correlation over arms of the guard share with the gap, with and
+    without duplicate delivery in the gap's hazard set (analysis/correlation.py)."""
+    guard = {
+        share.arm: share.shares["guard"]
+        for share in idiom_table(a.outcomes, a.idioms)
+        if share.cells
+    }
+    rows = []
+    for metric, name in CORRELATED:
+        gaps = a.estimates(metric)
+        arms = [
+            arm
+            for arm in a.tested
+            if arm in guard and gaps.get(arm) is not None and gaps[arm].value is not None
+        ]
+        x = [guard[arm] for arm in arms]
+        y = [gaps[arm].value for arm in arms]  # type: ignore[misc]
+        r, rho = pearson(x, y), spearman(x, y)
+        rows.append(
+            (
+                name,
+                fmt.count(len(arms)),
+                fmt.Num(f"{r:+.3f}", r) if r is not None else "—",
+                fmt.Num(f"{rho:+.3f}", rho) if rho is not None else "—",
+                ", ".join(arms) or "none",
+            )
+        )
+    return Table(
+        key="guard_correlation",
+        title="Correlation over arms of the guard share with the gap",
+        caption=(
+            "Over the arms the sign tests count ("
+            + fmt.tested_arms(a)
+            + "): each arm's guard share (the idioms "
+            "table's guard %: cells with a script whose script keeps a within-batch guard) against its gap (the main "
+            "table's mean over tasks), and against the gap with duplicate delivery removed from the hazard set, so "
+            "that a correlation is not only the guard's own hazard. Pearson's r of the values and Spearman's rho "
+            "of their ranks (ties at their mean rank), computed directly; undefined (—) below three arms or when "
+            "one side does not vary. Arms are not independent draws (they share tasks), so no p-value is given."
+        ),
+        columns=("gap", "arms", "Pearson r", "Spearman rho", "arms counted"),
+        rows=tuple(rows),
+        labels=1,
     )
