@@ -7,7 +7,7 @@ declares; writes benchmarks/results/.
 
 For each (task, pipeline, hazard) at the default seed: the verdict, the diagnosis, the minimal
 schedule's size (batches, rows) against the original's, the replays and seconds the shrinking took,
-and whether the budget ran out. A control is explained on the hazards it declares it fails; a
+and whether the budget ran out, with each label's detail (which watermark, which bound). A control is explained on the hazards it declares it fails; a
 recorded reply (examples/recorded/*.json, the last reply of each task, parsed as the replay model's
 loop parses it) on every hazard its task declares, a PASS costing one replay. Prints the median and
 worst shrink time, the share of FAILs left `unclassified` (issue 28) and which, and the load
@@ -59,13 +59,25 @@ def main() -> None:
     parser.add_argument("--no-recorded", action="store_true", help="the controls alone")
     parser.add_argument("--label", default="", help="a name for this run in the output file")
     parser.add_argument("--markdown", action="store_true", help="also write explain_controls.md")
+    parser.add_argument(
+        "--markdown-from",
+        nargs="+",
+        metavar="RESULTS_JSON",
+        help="append the sections of stored results to explain_controls.md instead of running, "
+        "over the tasks every one of them finished (runs stopped at a time limit)",
+    )
     args = parser.parse_args()
+    if args.markdown_from:
+        return append_stored([Path(p) for p in args.markdown_from])
     tasks = (
         [get_task(t) for t in args.tasks.split(",")] if args.tasks else list(load_suite().values())
     )
     load_before = os.getloadavg()
     started_all = time.perf_counter()
-    rows = []
+    rows: list[dict] = []
+    done: list[str] = []
+    summary: dict = {}
+    fails: list[dict] = []
     for task in tasks:
         for name, script, hazards in pipelines(task, not args.no_recorded):
             for hazard in hazards:
@@ -80,6 +92,7 @@ def main() -> None:
                     "hazard": hazard,
                     "verdict": e.verdict + (f" ({e.error_class})" if e.error_class else ""),
                     "diagnosis": data["diagnosis"],
+                    "details": getattr(e, "details", {}),  # the code before issue 28 has none
                     "explanation": data["explanation"] if e.verdict == "FAIL" else None,
                     "batches": len(data["minimal"]["batches"]) if data["minimal"] else None,
                     "rows": data["minimal"]["rows_delivered"] if data["minimal"] else None,
@@ -92,12 +105,29 @@ def main() -> None:
                 }
                 rows.append(row)
                 print(json.dumps(row), flush=True)
+        done.append(task.id)
+        summary, fails = write_results(args, done, rows, load_before, started_all)
+    print(json.dumps(summary, indent=1))
+    if args.markdown:
+        with (RESULTS / "explain_controls.md").open("a", encoding="utf-8") as out:
+            out.write(markdown(summary, fails))
+
+
+def write_results(
+    args: argparse.Namespace,
+    done: list[str],
+    rows: list[dict],
+    load_before: tuple,
+    started_all: float,
+) -> tuple[dict, list[dict]]:
+    """The results file over the tasks done so far, rewritten after each task, so a run stopped at
+    a time limit keeps every task it finished."""
     shrinks = [r["shrink_seconds"] for r in rows if r["shrink_seconds"] is not None]
     fails = [r for r in rows if r["verdict"] == "FAIL"]
     unclassified = [r for r in fails if not r["diagnosis"]]
     summary = {
         "label": args.label,
-        "tasks": [t.id for t in tasks] if args.tasks else "all",
+        "tasks": list(done),
         "cases": len(rows),
         "fail_cases": len(fails),
         "unclassified_share": round(len(unclassified) / len(fails), 3) if fails else None,
@@ -109,7 +139,6 @@ def main() -> None:
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "unclassified_fails": [f"{r['task']}/{r['pipeline']}/{r['hazard']}" for r in unclassified],
     }
-    print(json.dumps(summary, indent=1))
     RESULTS.mkdir(exist_ok=True)
     name = (
         "explain_controls"
@@ -119,9 +148,39 @@ def main() -> None:
     (RESULTS / f"{name}.json").write_text(
         json.dumps({"summary": summary, "rows": rows}, indent=1) + "\n", encoding="utf-8"
     )
-    if args.markdown:
-        with (RESULTS / "explain_controls.md").open("a", encoding="utf-8") as out:
-            out.write(markdown(summary, fails))
+    return summary, fails
+
+
+def append_stored(paths: list[Path]) -> None:
+    """explain_controls.md's sections for stored results, each cut to the tasks all of them
+    finished, so a before and an after stopped at a time limit compare the same FAILs."""
+    stored = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
+    common = [
+        t for t in stored[0]["summary"]["tasks"] if all(t in s["summary"]["tasks"] for s in stored)
+    ]
+    sections = []
+    for data in stored:
+        rows = [r for r in data["rows"] if r["task"] in common]
+        fails = [r for r in rows if r["verdict"] == "FAIL"]
+        unclassified = [r for r in fails if not r["diagnosis"]]
+        shrinks = [r["shrink_seconds"] for r in rows if r["shrink_seconds"] is not None]
+        summary = dict(data["summary"])
+        summary |= {
+            "tasks": common,
+            "cases": len(rows),
+            "fail_cases": len(fails),
+            "unclassified_share": round(len(unclassified) / len(fails), 3) if fails else None,
+            "budget_exhausted": sum(1 for r in rows if r["budget_exhausted"]),
+            "seconds": round(sum(r["explain_seconds"] for r in rows), 1),
+            "median_shrink_seconds": round(statistics.median(shrinks), 3) if shrinks else None,
+            "worst_shrink_seconds": max(shrinks) if shrinks else None,
+            "unclassified_fails": [
+                f"{r['task']}/{r['pipeline']}/{r['hazard']}" for r in unclassified
+            ],
+        }
+        sections.append(markdown(summary, fails))
+    with (RESULTS / "explain_controls.md").open("a", encoding="utf-8") as out:
+        out.write("".join(sections))
 
 
 def markdown(summary: dict, fails: list[dict]) -> str:
@@ -137,11 +196,12 @@ def markdown(summary: dict, fails: list[dict]) -> str:
         f"- load average (1, 5, 15 min) before {summary['load_average_before']}, after "
         f"{summary['load_average_after']}, on 2 cores",
         "",
-        "| task | pipeline | hazard | diagnosis |",
-        "| --- | --- | --- | --- |",
+        "| task | pipeline | hazard | diagnosis | detail |",
+        "| --- | --- | --- | --- | --- |",
     ]
     lines += [
-        f"| {r['task']} | {r['pipeline']} | {r['hazard']} | {', '.join(r['diagnosis']) or 'unclassified'} |"
+        f"| {r['task']} | {r['pipeline']} | {r['hazard']} | "
+        f"{', '.join(r['diagnosis']) or 'unclassified'} | {'; '.join(r['details'].values())} |"
         for r in fails
     ]
     return "\n".join(lines) + "\n\n"

@@ -255,3 +255,97 @@ def test_late_dropped_probes_put_the_newest_event_of_one_source_before_an_older_
         (y,), (x,) = first.rows, second.rows
         assert source[y] != source[x] and ts[x] < ts[y]
     assert {int(source[p[0].rows[0]]) for p in probes} == {0, 1}
+
+
+@pytest.mark.slow
+def test_grade_names_which_watermark_beside_the_label(cli, tmp_path: Path) -> None:
+    """grade's line per FAIL carries the detail the explanation has, decided by the probes."""
+    out = {}
+    for kind in WATERMARKS:
+        pipeline = tmp_path / f"{kind.replace(' ', '_')}.sql"
+        pipeline.write_text(_watermark_script(kind), encoding="utf-8")
+        done = cli(
+            "grade", "--task", "region_revenue", "--pipeline", pipeline,
+            "--schedules", "late_arrival",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        out[kind] = done.stdout
+    assert (
+        "late_arrival: late_dropped (a watermark per source, on sales): An event older"
+        in (out["per source"])
+    )
+    assert (
+        "late_arrival: late_dropped (one watermark across all sources, on sales):"
+        in (out["global"])
+    )
+
+
+# --- one source or every source: duplicates_counted and arrival_order_wins ------------------------
+
+
+@pytest.fixture(scope="module")
+def copies():
+    """region_revenue's sources under an oracle that counts both (copies_per_source.oracle.sql),
+    its log, and its first sale s and first customer change c by spine position."""
+    task = get_task("region_revenue")
+    oracle_sql = (FIXTURES / "copies_per_source.oracle.sql").read_text(encoding="utf-8")
+    task = dataclasses.replace(task, oracle_sql=oracle_sql)
+    _, log = build_schedule(task, "in_order_stream", 0)
+    source = log.spine.source
+    s, c = (int(np.flatnonzero(source == i)[0]) for i in (0, 1))
+    return task, log, (s, c)
+
+
+def _copies_detail(copies, fixture: str, batches: list[list[int]]) -> tuple[str, dict]:
+    task, log, _ = copies
+    script = (FIXTURES / fixture).read_text(encoding="utf-8")
+    e = explain(task, script, _region_schedule(log, batches), log, shrinking=False)
+    return e.verdict, e.details
+
+
+@pytest.mark.slow
+def test_duplicates_counted_says_one_source_or_every_source(copies) -> None:
+    """Both events delivered twice: a pipeline counting the sales' copies alone is told from one
+    counting every copy. Before, the label carried no detail on a task with two sources."""
+    _, _, (s, c) = copies
+    batches = [[s, c], [s, c]]
+    verdict, details = _copies_detail(copies, "copies_counted_on_sales.sql", batches)
+    assert verdict == "FAIL" and details["duplicates_counted"] == "on sales"
+    verdict, details = _copies_detail(copies, "copies_counted_on_every_source.sql", batches)
+    assert verdict == "FAIL" and details["duplicates_counted"] == "on every source"
+    assert _copies_detail(copies, "copies_counted.correct.sql", batches)[0] == "PASS"
+
+
+@pytest.mark.slow
+def test_duplicates_counted_probes_tell_one_source_from_every_source(copies) -> None:
+    """Only the sale delivered twice: both scopes give the pipeline's table, so a probe (one batch:
+    each source's first event, and the customer change once more) asks which."""
+    _, _, (s, c) = copies
+    batches = [[s, c], [s]]
+    verdict, details = _copies_detail(copies, "copies_counted_on_sales.sql", batches)
+    assert verdict == "FAIL" and details["duplicates_counted"] == "on sales"
+    verdict, details = _copies_detail(copies, "copies_counted_on_every_source.sql", batches)
+    assert verdict == "FAIL" and details["duplicates_counted"] == "on every source"
+
+
+@pytest.mark.slow
+def test_arrival_order_wins_names_the_source_on_a_task_with_several() -> None:
+    """region_revenue's region_last_received takes a customer's last received region: the
+    detail names customers, the one keyed source of two."""
+    task = get_task("region_revenue")
+    schedule, log = build_schedule(task, "out_of_order", 0)
+    script = (task.folder / "controls" / "region_last_received.sql").read_text(encoding="utf-8")
+    e = explain(task, script, schedule, log, shrinking=False)
+    assert e.verdict == "FAIL" and "arrival_order_wins" in e.diagnosis
+    assert e.details["arrival_order_wins"] == "on customers"
+
+
+def test_source_scopes_name_a_source_only_when_the_task_has_several(copies) -> None:
+    from arrivalbench.explain.semantics import source_scopes
+
+    _, log, _ = copies
+    assert source_scopes(log, [0, 1]) == [({0}, "on sales"), ({1}, "on customers"),
+                                          ({0, 1}, "on every source")]  # fmt: skip
+    assert source_scopes(log, [1]) == [({1}, "on customers")]
+    _, single = build_schedule(get_task("daily_revenue"), "in_order_stream", 0)
+    assert source_scopes(single, [0]) == [({0}, None)]

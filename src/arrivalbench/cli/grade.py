@@ -171,7 +171,7 @@ def print_diagnoses(
 ) -> None:
     """One line per FAIL naming the mistake (explain's counterfactual diagnosis), and the command
     that explains it in full."""
-    from arrivalbench.explain import SENTENCES, diagnose_schedule, explain_command
+    from arrivalbench.explain import SENTENCES, diagnosis_details, explain_command
 
     failed = [n for n, e in record["verdicts"].items() if e["verdict"] == "FAIL"]
     if not failed:
@@ -182,11 +182,12 @@ def print_diagnoses(
     with Sandbox() as sandbox:
         for name in failed:
             built, log = (prebuilt or {}).get(name) or grader.schedule(the_task, name)
-            labels = diagnose_schedule(
+            details = diagnosis_details(
                 the_task, script, built, log, grader.limits, sandbox, grader.engine_name
-            ) or ["unclassified"]
-            sentence = SENTENCES[labels[0]].split(":")[0].rstrip(".")
-            out.print(text(f"  {name}: {', '.join(labels)}: {sentence}."), soft_wrap=True)
+            ) or {"unclassified": None}
+            labels = ", ".join(f"{k} ({d})" if d else k for k, d in details.items())
+            sentence = SENTENCES[next(iter(details))].split(":")[0].rstrip(".")
+            out.print(text(f"  {name}: {labels}: {sentence}."), soft_wrap=True)
     private = grader.private
     command = explain_command(
         the_task.id,

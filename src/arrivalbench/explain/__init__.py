@@ -4,6 +4,7 @@ which wrong semantics the table equals (issue 13). Never shown to an agent: it n
 from arrivalbench.explain.explanation import (
     Explanation,
     diagnose_schedule,
+    diagnosis_details,
     explain,
     explain_command,
 )
@@ -18,6 +19,7 @@ __all__ = [
     "Explanation",
     "diagnose",
     "diagnose_schedule",
+    "diagnosis_details",
     "explain",
     "explain_command",
     "shrink",

@@ -207,12 +207,25 @@ def diagnose_schedule(
 ) -> list[str]:
     """The diagnosis of one schedule's FAIL without shrinking: a replay or two, for `grade` and
     `grade-run --explain` (which shares one worker across cells through `sandbox`)."""
+    return list(diagnosis_details(task, script, schedule, log, limits, sandbox, engine))
+
+
+def diagnosis_details(
+    task: Task,
+    script: str,
+    schedule: Schedule,
+    log: Log,
+    limits: Limits | None = None,
+    sandbox: Sandbox | None = None,
+    engine: str = DEFAULT_ENGINE,
+) -> dict[str, str | None]:
+    """diagnose_schedule's labels, each with its detail (which watermark, which bound) or None."""
     runner = Runner(task, script, schedule, log, limits or Limits(), engine, sandbox=sandbox)
     with runner:
         outcome = runner.run(schedule.deliveries)
         if outcome.verdict == ("PASS",):
-            return []
-        return list(_diagnose(runner, schedule, outcome, schedule))
+            return {}
+        return _diagnose(runner, schedule, outcome, schedule)
 
 
 def explain_command(

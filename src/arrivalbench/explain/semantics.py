@@ -122,16 +122,64 @@ def _tables(log: Log, rows: list[int]) -> dict[str, pa.Table]:
     return log.subset_tables(sorted(rows))
 
 
-def duplicates_counted(log: Log, schedule: Schedule) -> Iterator[dict[str, pa.Table]]:
+def source_scopes(log: Log, eligible: list[int]) -> list[tuple[set[int], str | None]]:
+    """Which sources a mistake concerns, with the words its detail adds: with one source, that
+    source (no words); with several, each eligible source alone ("on sales") and, when more than
+    one is eligible, every one of them ("on every source"). late_dropped's watermarks say the same
+    per source; a schedule that cannot tell the scopes apart names them all, and PROBES may ask."""
+    if len(log.sources) == 1:
+        return [(set(eligible), None)]
+    names = [s.name for s in log.sources]
+    scopes: list[tuple[set[int], str | None]] = [({i}, f"on {names[i]}") for i in eligible]
+    if len(eligible) > 1:
+        scopes.append((set(eligible), "on every source"))
+    return scopes
+
+
+def duplicates_counted(log: Log, schedule: Schedule) -> Iterator[Counterfactual]:
     """Every copy counted; or only the copies within the batch where the event first came
-    (a guard against history that lets a batch's own copies through)."""
+    (a guard against history that lets a batch's own copies through); on one source or on every
+    source (source_scopes), the other sources' copies counted once."""
     arrived = arrivals(schedule)
     rows = [a.row for a in arrived]
     if len(set(rows)) == len(rows):
         return
-    yield _tables(log, rows)
+    source = log.spine.source
     first_batch = {a.row: a.batch for a in reversed(arrived)}
-    yield _tables(log, [a.row for a in arrived if a.batch == first_batch[a.row]])
+    for scope, words in source_scopes(log, list(range(len(log.sources)))):
+        seen: set[int] = set()
+        every, within = [], []
+        for a in arrived:
+            again = a.row in seen
+            seen.add(a.row)
+            if again and int(source[a.row]) not in scope:
+                continue
+            every.append(a.row)
+            if a.batch == first_batch[a.row] or not again:
+                within.append(a.row)
+        yield over(_tables(log, every), words)
+        yield over(_tables(log, within), words)
+
+
+def duplicates_counted_probes(log: Log, schedule: Schedule) -> Iterator[tuple[Delivery, ...]]:
+    """One-batch schedules that tell apart the sources whose copies are counted: the first
+    delivered event of every source, and one source's event once more. Counted on that source
+    (or on every source) the copy counts, by either variant (every copy, or the copies within
+    the batch where the event first came); counted on another source alone it does not."""
+    delivered = [row for d in schedule.deliveries for row in d.rows]
+    source = log.spine.source
+    firsts: dict[int, int] = {}
+    for row in delivered:
+        firsts.setdefault(int(source[row]), row)
+    for i in range(len(log.sources)):
+        if i not in firsts:
+            rows = np.flatnonzero(source == i)
+            if not len(rows):
+                continue
+            firsts[i] = int(rows[0])
+    batch = tuple(firsts[i] for i in sorted(firsts))
+    for i in sorted(firsts):
+        yield (Delivery(1, (*batch, firsts[i])),)
 
 
 GRAINS: tuple[tuple[int, str], ...] = ((1, ""), (86_400_000_000, ", at day grain (closed days)"))
@@ -218,25 +266,28 @@ def late_dropped_probes(log: Log, schedule: Schedule) -> Iterator[tuple[Delivery
                 yield (Delivery(1, (y,)), Delivery(2, (x,)))
 
 
-def arrival_order_wins(log: Log, schedule: Schedule) -> Iterator[dict[str, pa.Table]]:
+def arrival_order_wins(log: Log, schedule: Schedule) -> Iterator[Counterfactual]:
     """For sources with an entity key: only the row received last of each entity; or each
     entity's event times (and ids) handed out again in arrival order, so the last received is
-    the newest."""
+    the newest; on one keyed source or on every keyed source (source_scopes)."""
     keys = log.entity_keys()
     if keys is None:
         return
     arrived = arrivals(schedule)
-    last_of: dict[int, int] = {}
-    order: dict[int, int] = {}
-    for a in arrived:
-        last_of[int(keys[a.row])] = a.row
-        order[a.row] = a.seq  # the last arrival of an event is its place in arrival order
-    keyed = [row for row in order if keys[row] >= 0]
-    if not keyed:
-        return
-    unkeyed = [row for row in order if keys[row] < 0]
-    yield _tables(log, [row for k, row in last_of.items() if k >= 0] + unkeyed)
-    yield _retimed(log, sorted(order), keys, order)
+    source = log.spine.source
+    keyed_sources = [i for i, s in enumerate(log.sources) if s.entity_key]
+    for scope, words in source_scopes(log, keyed_sources):
+        scoped = np.where(np.isin(source, list(scope)), keys, -np.arange(1, len(keys) + 1))
+        last_of: dict[int, int] = {}
+        order: dict[int, int] = {}
+        for a in arrived:
+            last_of[int(scoped[a.row])] = a.row
+            order[a.row] = a.seq  # the last arrival of an event is its place in arrival order
+        if not any(scoped[row] >= 0 for row in order):
+            continue
+        unkeyed = [row for row in order if scoped[row] < 0]
+        yield over(_tables(log, [row for k, row in last_of.items() if k >= 0] + unkeyed), words)
+        yield over(_retimed(log, sorted(order), scoped, order), words)
 
 
 def _retimed(
@@ -354,10 +405,14 @@ SEMANTICS: dict[str, Variant] = {
 
 Probe = Callable[[Log, Schedule], Iterator[tuple[Delivery, ...]]]
 
-PROBES: dict[str, Probe] = {"late_dropped": late_dropped_probes}
+PROBES: dict[str, Probe] = {
+    "duplicates_counted": duplicates_counted_probes,
+    "late_dropped": late_dropped_probes,
+}
 """Per label, small schedules that may tell its variants apart when the schedules diagnosed do
-not (a watermark per source or across all sources): each is replayed only when the variants'
-tables on it differ, and the variants whose table equals the pipeline's there remain."""
+not (a watermark per source or across all sources; copies counted on one source or on every
+source): each is replayed only when the variants' tables on it differ, and the variants whose
+table equals the pipeline's there remain."""
 
 
 def _candidates(task: Task, log: Log, schedule: Schedule) -> Iterator[tuple[str, Iterator]]:
