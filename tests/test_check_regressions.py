@@ -283,13 +283,20 @@ def test_dbt_shop_on_postgres_watermark_fails_late_arrival_and_fixed_passes(
 
 # --- dbt microbatch models (issue 27, item 2) -----------------------------------------------------
 @pytest.mark.slow
-def test_dbt_shop_microbatch_passes_lateness_within_lookback_and_fails_beyond(tmp_path: Path):
+@pytest.mark.parametrize("engine", ["duckdb", "postgres"])
+def test_dbt_shop_microbatch_passes_lateness_within_lookback_and_fails_beyond(
+    tmp_path: Path, engine: str, request: pytest.FixtureRequest
+):
     """orders_microbatch (batch_size day, lookback 1): on a one-day log every late order lands
-    within the lookback (PASS); on the ten-day log the deep tail lands days late and is lost."""
-    pytest.importorskip("dbt.adapters.duckdb")
+    within the lookback (PASS); on the ten-day log the deep tail lands days late and is lost.
+    The same on dbt-postgres, whose microbatch needs the unique_key dbt-duckdb's refuses."""
+    pytest.importorskip(f"dbt.adapters.{engine}")
+    if engine == "postgres":
+        request.getfixturevalue("postgres_engine")
     common = (
         "--dbt-project", SHOP, "--model", "orders_microbatch", "--source", "raw.orders",
         *LOG_ARGS, "--arrival-column", "_loaded_at", "--ignore-column", "_loaded_at", "--json",
+        "--engine", engine,
     )  # fmt: skip
     one_day = make_log(tmp_path / "day.parquet", orders=240, seed=3, days=1)
     done = run_cli("check", *common, "--log", one_day, "--schedules", "late_arrival")
@@ -377,3 +384,36 @@ def test_a_microbatch_model_without_event_time_is_one_line_exit_2(tmp_path: Path
     lines = [line for line in done.stderr.splitlines() if not line.startswith("check: ")]
     assert len(lines) == 1, done.stderr
     assert "orders_microbatch" in lines[0] and "event_time" in lines[0], lines[0]
+
+
+def test_regression_a_failed_microbatch_batch_showed_partial_success_without_its_error():
+    """dbt-postgres refused every batch after the first ("requires a `unique_key` config"), and
+    check's ERROR read "dbt run failed": the batch's error is only one of dbt's events, and the
+    node's message "PARTIAL SUCCESS (1/2)". The event's text is now the ERROR's."""
+    from types import SimpleNamespace
+
+    from arrivalbench.check import dbt
+
+    node = SimpleNamespace(
+        status="partial success",
+        message="PARTIAL SUCCESS (1/2)",
+        node=SimpleNamespace(name="orders_microbatch"),
+    )
+    result = SimpleNamespace(exception=None, result=SimpleNamespace(results=[node]))
+    assert dbt._failure(result) == "dbt run failed"  # no event seen: nothing more to say
+    event = SimpleNamespace(
+        info=SimpleNamespace(name="GenericExceptionOnRun", msg="Unhandled error while executing"),
+        data=SimpleNamespace(
+            exc="Exception on worker thread. Compilation Error in model orders_microbatch "
+            "(models/orders_microbatch.sql)\n  dbt-postgres 'microbatch' requires a `unique_key`"
+        ),
+    )
+    dbt._RUN_ERRORS.clear()
+    dbt._on_event(event)
+    try:
+        assert dbt._failure(result) == (
+            "orders_microbatch: PARTIAL SUCCESS (1/2): dbt-postgres 'microbatch' requires a "
+            "`unique_key`"
+        )
+    finally:
+        dbt._RUN_ERRORS.clear()

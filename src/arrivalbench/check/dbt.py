@@ -442,12 +442,31 @@ def engine_text(message: str) -> str:
     return textwrap.dedent("\n".join(lines)).strip()
 
 
+_RUN_ERRORS: list[str] = []
+"""What dbt's events said failed during this worker's current invocation: a microbatch batch's
+error is only an event (its node's message is "PARTIAL SUCCESS (1/2)"). Cleared per invocation."""
+
+_THREAD_PREFIX = "Exception on worker thread. "
+
+
+def _on_event(event: Any) -> None:
+    """dbtRunner's callback: keep the text of an exception dbt caught while running a node."""
+    if event.info.name == "GenericExceptionOnRun":
+        text = str(getattr(event.data, "exc", "") or event.info.msg)
+        _RUN_ERRORS.append(text.removeprefix(_THREAD_PREFIX))
+
+
 def _failure(result: Any) -> str:
     """What made a dbt invocation fail, in one message: the node's name and the engine's text."""
     if result.exception is not None:
         return engine_text(str(result.exception))
     for node in getattr(result.result, "results", None) or ():
-        if str(node.status).lower() in ("error", "fail", "runstatus.error"):
+        status = str(node.status).lower()
+        summary = str(node.message or "")
+        if _RUN_ERRORS and ("partial" in status or summary.upper() in ("", "ERROR")):
+            # a microbatch model: its failed batches' errors are events, its message a summary
+            return f"{node.node.name}: {summary}: {engine_text(_RUN_ERRORS[0])}"
+        if status in ("error", "fail", "runstatus.error"):
             return f"{node.node.name}: {engine_text(str(node.message))}"
     return "dbt run failed"
 
@@ -489,7 +508,7 @@ def _keep_runner(project: DbtProject, manifest: Any) -> Any:
 
     _sequential_batches(manifest)
     _RUNNERS.clear()
-    _RUNNERS[project.scratch] = dbtRunner(manifest=manifest)
+    _RUNNERS[project.scratch] = dbtRunner(manifest=manifest, callbacks=[_on_event])
     return _RUNNERS[project.scratch]
 
 
@@ -649,6 +668,7 @@ class DbtCheckJob:
                     )
                 heartbeat(delivery.batch_id, 1)
                 started = time.perf_counter()
+                _RUN_ERRORS.clear()
                 with contextlib.redirect_stdout(io.StringIO()):
                     result = runner.invoke(
                         [*selector, *window, *(["--full-refresh"] if full else [])]
