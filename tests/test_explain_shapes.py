@@ -1,6 +1,6 @@
 """explain's shape diagnoses (issue 28): each labels the fixture with exactly that bug, on its
 minimal schedule, and not its correct neighbour; late_dropped tells a per-source watermark from
-one across all sources."""
+one across all sources; sequence_by_arrival's table on three clicks, by hand."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from arrivalbench.engines import oracle_engine
 from arrivalbench.explain import diagnose_schedule, explain
 from arrivalbench.explain.semantics import SHAPES
+from arrivalbench.explain.shapes import sequence_by_arrival
 from arrivalbench.explain.shapes.boundary_strictness import flipped
 from arrivalbench.explain.shapes.oracle_rewrite import parsed
 from arrivalbench.explain.shapes.window_off_by_one import moved
@@ -29,6 +31,7 @@ CASES = {
     "window_off_by_one": ("rolling_revenue_7d", "in_order_stream"),
     "boundary_strictness": ("overdraft_days", "in_order_stream"),
     "history_by_arrival": ("customer_tier_history", "out_of_order"),
+    "sequence_by_arrival": ("web_sessions", "out_of_order"),
 }
 
 
@@ -349,3 +352,58 @@ def test_source_scopes_name_a_source_only_when_the_task_has_several(copies) -> N
     assert source_scopes(log, [1]) == [({1}, "on customers")]
     _, single = build_schedule(get_task("daily_revenue"), "in_order_stream", 0)
     assert source_scopes(single, [0]) == [({0}, None)]
+
+
+# --- sequence_by_arrival: the counterfactual's table by hand -------------------------------------
+
+
+@pytest.fixture(scope="module")
+def clicks():
+    """web_sessions' log and three clicks of one user: a, b at most 30 minutes later, and d more
+    than 30 minutes after b."""
+    task = get_task("web_sessions")
+    _, log = build_schedule(task, "in_order_stream", 0)
+    ts, user = log.ts_micros(), log.table.column("user_id").to_pylist()
+    minute = 60_000_000
+    for a in range(log.n):
+        mine = [r for r in range(log.n) if user[r] == user[a]]
+        b = next((r for r in mine if 0 < ts[r] - ts[a] <= 30 * minute), None)
+        d = next((r for r in mine if b is not None and ts[r] > ts[b] + 30 * minute), None)
+        if d is not None:
+            return task, log, (a, b, d)
+    raise AssertionError("no such clicks in web_sessions' log")
+
+
+def _sessions(task, log, batches: list[list[int]]):
+    """sequence_by_arrival's one table on a hand-built schedule of these spine rows."""
+    schedule, _ = build_schedule(task, "in_order_stream", 0)
+    deliveries = tuple(Delivery(batch_id=i + 1, rows=tuple(b)) for i, b in enumerate(batches))
+    schedule = dataclasses.replace(schedule, deliveries=deliveries, partial=True, perturbation={})
+    (counterfactual,) = sequence_by_arrival(task, log, schedule)
+    assert counterfactual.detail == "each gap measured to the event received before it"
+    return counterfactual.compute(task, oracle_engine())
+
+
+def _row(log, user: int, start: int, end: int, events: int) -> dict:
+    stamp = log.table.column("ts_event").to_pylist()
+    return {"user_id": user, "session_start": stamp[start], "session_end": stamp[end],
+            "events": events}  # fmt: skip
+
+
+def test_sequence_by_arrival_measures_each_gap_to_the_click_received_before_it(clicks) -> None:
+    """Received a, d, b: d is more than 30 minutes after a (a new session), b is before d (no
+    gap: it joins d's session), though by event time a and b are one session and d another."""
+    task, log, (a, b, d) = clicks
+    user = log.table.column("user_id").to_pylist()[a]
+    table = _sessions(task, log, [[a], [d, b], [a]])  # a's copy counts once, at its first arrival
+    rows = sorted(table.to_pylist(), key=lambda r: r["session_start"])
+    assert rows == [_row(log, user, a, a, 1), _row(log, user, b, d, 2)]
+
+
+def test_sequence_by_arrival_is_absent_when_arrival_order_is_time_order(clicks) -> None:
+    """Nothing to explain: the walk in arrival order is the walk in event-time order."""
+    task, log, (a, b, d) = clicks
+    assert _sessions(task, log, [[a], [b, d]]) is None
+    schedule, _ = build_schedule(task, "in_order_stream", 0)
+    (counterfactual,) = sequence_by_arrival(task, log, schedule)
+    assert counterfactual.compute(task, oracle_engine()) is None

@@ -26,6 +26,7 @@ from arrivalbench.explain.shapes import (
     distinct_summed,
     history_by_arrival,
     kept_rows_only,
+    sequence_by_arrival,
     window_off_by_one,
 )
 from arrivalbench.explain.shapes.counterfactual import over
@@ -77,6 +78,10 @@ SENTENCES: dict[str, str] = {
     "history_by_arrival": (
         "A history chain is built in arrival order, not by effective time: each change is closed "
         "by the change received next, and the one received last is taken as current."
+    ),
+    "sequence_by_arrival": (
+        "Sessions (or runs split by a gap) are built walking an entity's events in the order "
+        "received, not by event time: each gap is measured to the event received before it."
     ),
     "unclassified": (
         "The table equals none of the named wrong semantics; read the first batch where it left "
@@ -390,6 +395,7 @@ SHAPES: dict[str, Shape] = {
     "window_off_by_one": window_off_by_one,
     "boundary_strictness": boundary_strictness,
     "history_by_arrival": history_by_arrival,
+    "sequence_by_arrival": sequence_by_arrival,
 }
 """Mistakes of shape (issue 28), one module each in shapes/; tried after the delivery hazards."""
 

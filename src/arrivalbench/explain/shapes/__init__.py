@@ -11,6 +11,7 @@ from arrivalbench.explain.shapes.counterfactual import Counterfactual
 from arrivalbench.explain.shapes.distinct_summed import distinct_summed
 from arrivalbench.explain.shapes.history_by_arrival import history_by_arrival
 from arrivalbench.explain.shapes.kept_rows_only import kept_rows_only
+from arrivalbench.explain.shapes.sequence_by_arrival import sequence_by_arrival
 from arrivalbench.explain.shapes.window_off_by_one import window_off_by_one
 
 __all__ = [
@@ -19,5 +20,6 @@ __all__ = [
     "distinct_summed",
     "history_by_arrival",
     "kept_rows_only",
+    "sequence_by_arrival",
     "window_off_by_one",
 ]
