@@ -4,6 +4,7 @@ declares; writes benchmarks/results/.
     python benchmarks/explain_controls.py                       # every task, controls and replies
     python benchmarks/explain_controls.py --tasks daily_revenue,customer_state
     python benchmarks/explain_controls.py --no-recorded         # the controls alone
+    python benchmarks/explain_controls.py --combine A.json B.json --label suite  # pieces, one file
 
 For each (task, pipeline, hazard) at the default seed: the verdict, the diagnosis, the minimal
 schedule's size (batches, rows) against the original's, the replays and seconds the shrinking took,
@@ -66,9 +67,18 @@ def main() -> None:
         help="append the sections of stored results to explain_controls.md instead of running, "
         "over the tasks every one of them finished (runs stopped at a time limit)",
     )
+    parser.add_argument(
+        "--combine",
+        nargs="+",
+        metavar="RESULTS_JSON",
+        help="write one results file (named by --label) of stored runs over different tasks, "
+        "a task's rows taken from the first run that finished it; runs nothing",
+    )
     args = parser.parse_args()
     if args.markdown_from:
         return append_stored([Path(p) for p in args.markdown_from])
+    if args.combine:
+        return combine_stored([Path(p) for p in args.combine], args.label)
     tasks = (
         [get_task(t) for t in args.tasks.split(",")] if args.tasks else list(load_suite().values())
     )
@@ -122,33 +132,63 @@ def write_results(
 ) -> tuple[dict, list[dict]]:
     """The results file over the tasks done so far, rewritten after each task, so a run stopped at
     a time limit keeps every task it finished."""
+    summary = summarize(rows, list(done), round(time.perf_counter() - started_all, 1))
+    summary = {"label": args.label, **summary}
+    summary["load_average_before"] = [round(x, 2) for x in load_before]
+    summary["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    name = (
+        "explain_controls"
+        + ("_subset" if args.tasks else "")
+        + (f"_{args.label}" if args.label else "")
+    )
+    store(name, summary, rows)
+    return summary, [r for r in rows if r["verdict"] == "FAIL"]
+
+
+def summarize(rows: list[dict], tasks: list[str], seconds: float) -> dict:
+    """The share of FAILs left unclassified over these rows, and what explaining them cost."""
     shrinks = [r["shrink_seconds"] for r in rows if r["shrink_seconds"] is not None]
     fails = [r for r in rows if r["verdict"] == "FAIL"]
     unclassified = [r for r in fails if not r["diagnosis"]]
-    summary = {
-        "label": args.label,
-        "tasks": list(done),
+    return {
+        "tasks": tasks,
         "cases": len(rows),
         "fail_cases": len(fails),
         "unclassified_share": round(len(unclassified) / len(fails), 3) if fails else None,
         "median_shrink_seconds": round(statistics.median(shrinks), 3) if shrinks else None,
         "worst_shrink_seconds": max(shrinks) if shrinks else None,
         "budget_exhausted": sum(1 for r in rows if r["budget_exhausted"]),
-        "seconds": round(time.perf_counter() - started_all, 1),
-        "load_average_before": [round(x, 2) for x in load_before],
-        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "seconds": seconds,
         "unclassified_fails": [f"{r['task']}/{r['pipeline']}/{r['hazard']}" for r in unclassified],
     }
+
+
+def store(name: str, summary: dict, rows: list[dict]) -> None:
     RESULTS.mkdir(exist_ok=True)
-    name = (
-        "explain_controls"
-        + ("_subset" if args.tasks else "")
-        + (f"_{args.label}" if args.label else "")
-    )
     (RESULTS / f"{name}.json").write_text(
         json.dumps({"summary": summary, "rows": rows}, indent=1) + "\n", encoding="utf-8"
     )
-    return summary, fails
+
+
+def combine_stored(paths: list[Path], label: str) -> None:
+    """One results file over the tasks of several stored runs (a suite measured in pieces): each
+    task's rows from the first run that finished it; the load averages are each run's, listed."""
+    if not label:
+        sys.exit("explain_controls: --combine needs --label NAME for the file it writes")
+    stored = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
+    tasks: list[str] = []
+    rows: list[dict] = []
+    for data in stored:
+        new = [t for t in data["summary"]["tasks"] if t not in tasks]
+        tasks += new
+        rows += [r for r in data["rows"] if r["task"] in new]
+    seconds = round(sum(r["explain_seconds"] for r in rows), 1)
+    summary = {"label": label, **summarize(rows, tasks, seconds)}
+    summary["load_average_before"] = [d["summary"]["load_average_before"] for d in stored]
+    summary["load_average_after"] = [d["summary"]["load_average_after"] for d in stored]
+    summary["combined_from"] = [p.name for p in paths]
+    store(f"explain_controls_{label}", summary, rows)
+    print(json.dumps({k: v for k, v in summary.items() if k != "unclassified_fails"}, indent=1))
 
 
 def append_stored(paths: list[Path]) -> None:
@@ -161,24 +201,9 @@ def append_stored(paths: list[Path]) -> None:
     sections = []
     for data in stored:
         rows = [r for r in data["rows"] if r["task"] in common]
-        fails = [r for r in rows if r["verdict"] == "FAIL"]
-        unclassified = [r for r in fails if not r["diagnosis"]]
-        shrinks = [r["shrink_seconds"] for r in rows if r["shrink_seconds"] is not None]
-        summary = dict(data["summary"])
-        summary |= {
-            "tasks": common,
-            "cases": len(rows),
-            "fail_cases": len(fails),
-            "unclassified_share": round(len(unclassified) / len(fails), 3) if fails else None,
-            "budget_exhausted": sum(1 for r in rows if r["budget_exhausted"]),
-            "seconds": round(sum(r["explain_seconds"] for r in rows), 1),
-            "median_shrink_seconds": round(statistics.median(shrinks), 3) if shrinks else None,
-            "worst_shrink_seconds": max(shrinks) if shrinks else None,
-            "unclassified_fails": [
-                f"{r['task']}/{r['pipeline']}/{r['hazard']}" for r in unclassified
-            ],
-        }
-        sections.append(markdown(summary, fails))
+        seconds = round(sum(r["explain_seconds"] for r in rows), 1)
+        summary = dict(data["summary"]) | summarize(rows, common, seconds)
+        sections.append(markdown(summary, [r for r in rows if r["verdict"] == "FAIL"]))
     with (RESULTS / "explain_controls.md").open("a", encoding="utf-8") as out:
         out.write("".join(sections))
 
