@@ -226,7 +226,7 @@ def markdown(summary: dict, fails: list[dict]) -> str:
     ]
     lines += [
         f"| {r['task']} | {r['pipeline']} | {r['hazard']} | "
-        f"{', '.join(r['diagnosis']) or 'unclassified'} | {'; '.join(r['details'].values())} |"
+        f"{', '.join(r['diagnosis']) or 'unclassified'} | {'; '.join(r.get('details', {}).values())} |"
         for r in fails
     ]
     return "\n".join(lines) + "\n\n"
