@@ -259,3 +259,27 @@ def test_the_registry_loads_no_engine_library():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_replay_files_go_to_the_folder_the_environment_names(monkeypatch, tmp_path):
+    from arrivalbench.engines import common
+
+    monkeypatch.setenv(common.SCRATCH_DIR_ENV, str(tmp_path))
+    assert common.scratch_parent(1 << 40) == str(tmp_path)
+
+
+def test_replay_files_go_to_ram_only_where_the_need_and_a_reserve_fit(monkeypatch, tmp_path):
+    import os
+    import tempfile
+
+    from arrivalbench.engines import common
+
+    monkeypatch.delenv(common.SCRATCH_DIR_ENV, raising=False)
+    monkeypatch.setattr(common, "RAM_FOLDER", str(tmp_path))
+    free = os.statvfs(tmp_path).f_bavail * os.statvfs(tmp_path).f_frsize
+    room = free - common.RAM_RESERVE_BYTES
+    assert room > 1 << 20, "the test folder's file system needs a few GB free"
+    assert common.scratch_parent(room - (1 << 20)) == str(tmp_path)
+    assert common.scratch_parent(room + (1 << 30)) == tempfile.gettempdir()
+    monkeypatch.setattr(common, "RAM_FOLDER", str(tmp_path / "absent"))
+    assert common.scratch_parent(0) == tempfile.gettempdir()

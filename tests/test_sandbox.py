@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from arrivalbench import sandbox as sandbox_module
 from arrivalbench import scratch as scratch_module
 from arrivalbench.compare import compare
 from arrivalbench.engines import Limits, get_engine
+from arrivalbench.engines.common import scratch_parent
 from arrivalbench.grade import Grader
 from arrivalbench.sandbox import ReplayJob, Sandbox, screen
 from arrivalbench.schedules import build_schedule
@@ -612,7 +612,7 @@ def test_regression_a_killed_sqlite_worker_left_its_scratch_folder(worker, task,
     result = worker.run(sqlite_job)
     assert spy.fired and result.error.error_class == "engine_crash"
     assert len(made) == 1 and made[0].startswith(
-        os.path.join(tempfile.gettempdir(), "arrivalbench-sqlite-")
+        os.path.join(scratch_parent(sqlite_job.limits.memory_bytes), "arrivalbench-sqlite-")
     )
     assert not os.path.exists(made[0])
 

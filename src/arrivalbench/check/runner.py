@@ -44,6 +44,7 @@ from arrivalbench.check.log import LogColumns, resolved_hint
 from arrivalbench.check.sources import SourceFile, check_read, read_sources
 from arrivalbench.check.verdict import comparing
 from arrivalbench.engines import DEFAULT_ENGINE, Limits, engine_info, get_engine, oracle_engine
+from arrivalbench.engines.common import scratch_parent
 from arrivalbench.errors import CheckInputError, UnknownNameError, UsageError
 from arrivalbench.grade import artifact_sha256
 from arrivalbench.logs import Log
@@ -303,7 +304,10 @@ class Check:
             self._landing = check_read(script, config.sources, engine_info(config.engine).dialect)
         names = resolve(config.schedules)
         get_engine(config.engine)  # a server engine starts here, before the worker that uses it
-        self._scratch = tempfile.mkdtemp(prefix="arrivalbench-check-")
+        self._scratch = tempfile.mkdtemp(
+            prefix="arrivalbench-check-",
+            dir=scratch_parent(config.workers * config.limits.memory_bytes),
+        )
         self._sandboxes = [
             Sandbox(startup_seconds=config.startup_timeout) for _ in range(config.workers)
         ]

@@ -18,6 +18,7 @@ import threading
 import time
 from typing import Any
 
+from arrivalbench.engines.common import scratch_parent
 from arrivalbench.errors import ArrivalBenchError
 
 ENV = "ARRIVALBENCH_POSTGRES"
@@ -39,6 +40,9 @@ server serves replays of any --memory-limit, so this is a fixed ceiling (twice t
 limit plus shared memory and code); a session's own cap is tighter where the harness may set it."""
 
 
+SERVER_ROOM_BYTES = 8 << 30
+"""What a RAM folder must have free to hold the server's data directory: its WAL and the
+databases of the replays running beside each other, each up to a default 1 GB memory limit."""
 MAX_LOCKS_PER_TRANSACTION = 256
 """Sizes the server-wide lock table (this times ~220 server processes: ~56,000 entries, ~25 MB
 of shared memory), so that the replays running beside each other, each held under
@@ -115,7 +119,11 @@ class Server:
     """A PostgreSQL server in a private temporary folder, on a Unix socket only."""
 
     def __init__(self) -> None:
-        self.folder = tempfile.mkdtemp(prefix="arrivalbench-pg-")
+        # The replays running at once each hold a database of up to their memory limit (1 GB by
+        # default): in RAM only where several of those fit (common.scratch_parent).
+        self.folder = tempfile.mkdtemp(
+            prefix="arrivalbench-pg-", dir=scratch_parent(SERVER_ROOM_BYTES)
+        )
         self.data = os.path.join(self.folder, "data")
         self.socket = self.folder
         self._as: list[str] = []

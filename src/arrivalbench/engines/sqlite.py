@@ -37,7 +37,7 @@ from typing import Any
 import pyarrow as pa
 
 from arrivalbench.engines import SQLITE, Limits, Statement, landing_ddl
-from arrivalbench.engines.common import bounded_rows, refused_kind
+from arrivalbench.engines.common import bounded_rows, refused_kind, scratch_parent
 from arrivalbench.sqltypes import declared_type
 
 ALLOWED_LEADING = frozenset(
@@ -375,9 +375,12 @@ class SQLiteObserver:
         self._con.close()
 
 
-def scratch_folder() -> str:
-    """A new private folder (0700) for one replay's database file."""
-    folder = tempfile.mkdtemp(prefix="arrivalbench-sqlite-")
+def scratch_folder(limits: Limits) -> str:
+    """A new private folder (0700) for one replay's database file (common.scratch_parent: in RAM
+    where there is room for the file at its cap)."""
+    folder = tempfile.mkdtemp(
+        prefix="arrivalbench-sqlite-", dir=scratch_parent(limits.memory_bytes)
+    )
     os.chmod(folder, 0o700)
     return folder
 
@@ -389,7 +392,7 @@ class SQLiteDatabase:
     def __init__(self, limits: Limits, folder: str | None = None) -> None:
         self.limits = limits
         self._owned = folder is None
-        self._folder = scratch_folder() if folder is None else folder
+        self._folder = scratch_folder(limits) if folder is None else folder
         self.path = os.path.join(self._folder, "replay.db")
 
     def session(self) -> SQLiteSession:
@@ -451,7 +454,7 @@ class SQLiteEngine:
     def provision(self, limits: Limits) -> str:
         """The replay's folder, made by the supervisor (a killed worker cannot leave it behind:
         the file of a large replay is up to the memory limit)."""
-        return scratch_folder()
+        return scratch_folder(limits)
 
     def reclaim(self, scratch: object) -> None:
         assert isinstance(scratch, str) and os.path.basename(scratch).startswith(
