@@ -65,14 +65,16 @@ chromium:
 postgresql:
 	command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update && apt-get install -y --no-install-recommends postgresql)
 
-## test: lint, the whole test suite, fast and slow lanes, alone on the machine (its timeouts and
-## memory caps are measured without other load; pytest's "no tests collected", exit 5, is a
-## failure here; the CPU its processes used is printed, as each lane's is); then the suite itself
-## in two lanes side by side (tools/lanes.sh prints each lane's log whole as it ends): the gate at its three seeds on PostgreSQL (a private server the
-## harness starts), and the gate at three seeds on DuckDB, then on SQLite, then the audit of every
-## task's second oracle. Every gate executes everything (--no-cache).
+## test: lint, the whole test suite, fast and slow lanes, one pytest-xdist worker per core and
+## nothing else on the machine (its timeouts and memory caps are measured without other load;
+## pytest's "no tests collected", exit 5, is a failure here; the CPU its processes used is
+## printed, as each lane's is); then the suite itself in two lanes side by side (tools/lanes.sh
+## prints each lane's log whole as it ends): the gate at its three seeds on PostgreSQL (a private
+## server the harness starts), and the gate at three seeds on DuckDB, then on SQLite, then the
+## audit of every task's second oracle. Every gate executes everything (--no-cache).
+TEST_WORKERS ?= auto
 test: lint chromium postgresql $(DBT_STAMP)
-	@ARRIVALBENCH_REQUIRE_CHROMIUM=1 $(PY) -m pytest -m 'slow or not slow'; rc=$$?; \
+	@ARRIVALBENCH_REQUIRE_CHROMIUM=1 $(PY) -m pytest -m 'slow or not slow' -n $(TEST_WORKERS) --dist worksteal --durations=15; rc=$$?; \
 	cpu=$$(mktemp); times >"$$cpu"; sed -n '2s/^/pytest: cpu (user, system) /p' "$$cpu"; rm -f "$$cpu"; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing on purpose"; exit 1; fi; \
 	exit $$rc
@@ -80,9 +82,9 @@ test: lint chromium postgresql $(DBT_STAMP)
 	  gate-postgres "$(AB) gate --no-cache --engine postgres" \
 	  gate-duckdb-sqlite-audit "$(AB) gate --no-cache && $(AB) gate --no-cache --engine sqlite && $(AB) audit"
 
-## check: the fast lane, what a bare `pytest` runs (no test marked slow): minutes, for every change
+## check: the fast lane, what a bare `pytest` runs (no test marked slow), on every core: minutes, for every change
 check: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal
 
 ## lint: exactly the checks `make test` runs first
 lint: $(STAMP)

@@ -17,6 +17,10 @@ from arrivalbench.spec import SUITE_DIR, SUITE_PATH_ENV, Task, load_task
 
 # A developer's official seed file must not turn the tests' public runs private.
 os.environ.pop("ARRIVALBENCH_SEED_FILE", None)
+# The CLI's consoles (cli/output.py) read COLUMNS once, when first imported: whichever test imports
+# them first, inside run_cli's isolation or not, every test sees the 200 columns run_cli promises
+# (under pytest-xdist a worker's first import came outside it, and long paths wrapped at 80).
+os.environ["COLUMNS"] = "200"
 
 CopyTask = Callable[..., Path]
 EditSpec = Callable[[Path, Callable[[dict], object]], None]
