@@ -28,6 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 TARGET_SECONDS = 15 * 60
 
+PYTEST_STARTED = re.compile(r"bringing up nodes|[.FEsx]+(\s+\[\s*\d+%\])?$")
+"""pytest-xdist's first line, or a line of progress dots: the install and lint are over."""
 PYTEST_DONE = re.compile(r"(\d+) passed.* in ([\d.]+)s")
 PYTEST_CPU = re.compile(r"^pytest: cpu \(user, system\) (\S+) (\S+)")
 LANE_DONE = re.compile(r"==== lane (\S+): exit (\d+) after (\d+) s wall(?:, cpu (.*?))? ====")
@@ -68,7 +70,7 @@ def run_ci(clone: Path) -> tuple[list[tuple[float, str]], int, list[float]]:
 def phases(lines: list[tuple[float, str]]) -> dict[str, object]:
     """The phases' wall seconds (and CPU where printed) read off a stamped log."""
     found: dict[str, object] = {"total_seconds": lines[-1][0] if lines else None}
-    pytest_start = next((t for t, line in lines if " -m pytest " in line), None)
+    pytest_start = next((t for t, line in lines if PYTEST_STARTED.match(line)), None)
     found["install_and_lint_seconds"] = pytest_start
     for stamp, line in lines:
         if (match := PYTEST_DONE.search(line)) and "pytest_seconds" not in found:

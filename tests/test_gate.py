@@ -98,9 +98,11 @@ def violations(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("task_id", ["daily_revenue", "customer_state", "page_views_schema"])
-def test_built_in_task_is_admitted(grader, task_id):
-    task = get_task(task_id)
+def test_an_admitted_task_has_the_verdicts_its_declarations_promise(grader):
+    """What admission means, read off one task's verdicts independently of checks.py (make
+    test's gate admits every task at three seeds on every engine; that is not repeated here).
+    page_views_schema declares a loud hazard, which a control may ERROR on."""
+    task = get_task("page_views_schema")
     result = gate_task(task, grader)
     assert result.violations == []
     assert result.admitted

@@ -451,13 +451,18 @@ def _session_processes(sid: int) -> list[str]:
 
 @pytest.mark.slow
 def test_regression_sigterm_of_a_sweep_leaves_no_process_behind(tmp_path):
-    """After SIGTERM, `grade-run` left its forkserver, pool and sandbox workers running forever."""
+    """After SIGTERM, `grade-run` left its forkserver, pool and sandbox workers running forever.
+
+    The sweep gets a verdict cache of its own: with the session's, an earlier test in the same
+    process (pytest-xdist orders tests its own way) had cached every verdict of this corpus, the
+    sweep ran no replay, and the test waited for sandbox workers that never came."""
     from arrivalbench.corpus import make_corpus
 
     run = make_corpus(tmp_path / "run", task_ids=["daily_revenue", "customer_state"])
+    env = {**os.environ, "ARRIVALBENCH_CACHE_DIR": str(tmp_path / "empty-cache")}
     proc = subprocess.Popen(
         [sys.executable, "-m", "arrivalbench.cli", "grade-run", str(run.path), "--workers", "2"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env,
     )  # fmt: skip
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:

@@ -67,15 +67,22 @@ def test_resume_after_repeated_kills_matches_uninterrupted_sweep(
         "1",
     ]
     chance = random.Random(20261130)
+    # A cache of its own: verdicts another test in this process cached would let the sweep finish
+    # before the first kill, and the kills would test nothing.
+    env = {**os.environ, "ARRIVALBENCH_CACHE_DIR": str(tmp_path / "empty-cache")}
     for _ in range(4):
         process = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            env=env,
         )
         time.sleep(chance.uniform(1.0, 4.0))
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
         process.wait()
-    finished = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
     assert finished.returncode == 0, finished.stderr
     assert run.verdicts().equals(reference)
     assert not run.journal_path.exists() and not (run.path / "sweep.lock").exists()
