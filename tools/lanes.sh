@@ -3,7 +3,7 @@
 # as its command ends (with its wall time and the CPU time its processes used, user + system, which
 # tells a lane bound by the cores from one that waits), so lanes never interleave. Exits 1 when any
 # lane failed. A server a lane starts as a daemon (PostgreSQL) is not its child: its CPU is not counted.
-# Usage: tools/lanes.sh NAME 'COMMAND' [NAME 'COMMAND' ...]
+# Usage: tools/lanes.sh NAME 'COMMAND' [NAME 'COMMAND' ...]  (make test gives it one lane at a time)
 set -u
 logs=$(mktemp -d "${TMPDIR:-/tmp}/arrivalbench-lanes.XXXXXX")
 declare -A names started
