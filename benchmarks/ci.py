@@ -115,8 +115,8 @@ def write(result: dict[str, object]) -> None:
         f"(`python benchmarks/ci.py`); exit {result['exit']}. The 1-minute load average, "
         f"sampled every 10 s: min {loads.get('min')}, median {loads.get('median')}, max "
         f"{loads.get('max')}.\n\n| phase | wall seconds | CPU, or note |\n| --- | --- | --- |\n"
-        f"{table}\n\nThe lanes run side by side after pytest: the total is the install, lint, "
-        "pytest and the longer lane.\n"
+        f"{table}\n\nThe lanes run one after another after pytest: the total is the install, "
+        "lint, pytest and every lane.\n"
     )
     print((RESULTS / "ci.md").read_text())
 
