@@ -72,7 +72,7 @@ postgresql:
 ## (tools/lanes.sh prints a lane's log whole, with its wall and CPU time, as it ends; every lane
 ## runs even after one failed): the audit of every task's second oracle, then the gate at its
 ## three seeds on SQLite, on DuckDB and on PostgreSQL (a private server the harness starts).
-## One at a time is faster than side by side on 2 cores: 749 s against 897 s (benchmarks/results/ci.md).
+## One at a time is faster than side by side on 2 cores: 749 s against 897 s (docs/decisions.md).
 ## Every gate executes everything (--no-cache).
 TEST_WORKERS ?= auto
 test: lint chromium postgresql $(DBT_STAMP)
