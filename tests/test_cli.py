@@ -1045,3 +1045,28 @@ def test_gate_on_a_task_whose_oracle_does_not_parse_reports_it(cli, tmp_path):
     (line,) = [x for x in done.stdout.splitlines() if "oracle.sql" in x]
     assert line.strip().startswith("- oracle_typo: oracle.sql: ")
     assert "syntax error" in line and "were not graded" in line
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "sqlite"])
+@pytest.mark.parametrize("place", ["absent", "a file"])
+def test_regression_an_unusable_scratch_dir_is_one_line_not_an_error_per_replay(
+    cli, tmp_path, gold, engine, place
+):
+    """A $ARRIVALBENCH_SCRATCH_DIR that names no folder made every SQLite replay an ERROR and
+    stopped the PostgreSQL server from starting; it is one user error before any replay."""
+    scratch = tmp_path / "scratch"
+    if place == "a file":
+        scratch.write_text("", encoding="utf-8")
+    done = cli(
+        "grade",
+        "-t",
+        "daily_revenue",
+        "-p",
+        gold,
+        "--engine",
+        engine,
+        "--schedules",
+        "snapshot",
+        env={"ARRIVALBENCH_SCRATCH_DIR": str(scratch)},
+    )
+    assert_one_line_user_error(done, "ARRIVALBENCH_SCRATCH_DIR=")

@@ -293,7 +293,12 @@ def check_engine(name: str) -> str:
 
 
 def get_engine(name: str = DEFAULT_ENGINE) -> Engine:
+    """Engine `name`, ready to replay on: an unknown name, a missing client or an unusable
+    $ARRIVALBENCH_SCRATCH_DIR is one UsageError here, before any worker starts."""
+    from arrivalbench.engines.common import chosen_scratch_dir
+
     info = engine_info(name)
+    chosen_scratch_dir()
     if info.client is not None:
         try:
             import_module(info.client)

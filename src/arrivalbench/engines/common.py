@@ -9,12 +9,28 @@ from collections.abc import Collection
 from typing import Any
 
 from arrivalbench.engines import Statement
+from arrivalbench.errors import UsageError
 
 SCRATCH_DIR_ENV = "ARRIVALBENCH_SCRATCH_DIR"
 RAM_FOLDER = "/dev/shm"
 RAM_RESERVE_BYTES = 2 << 30
 """What a RAM folder must keep free beyond a caller's need before it is used (other programs
 share it)."""
+
+
+def chosen_scratch_dir() -> str | None:
+    """$ARRIVALBENCH_SCRATCH_DIR when set; a UsageError when it is not a folder this user can
+    make files in (else every replay would end as an ERROR and a server would not start)."""
+    chosen = os.environ.get(SCRATCH_DIR_ENV)
+    if not chosen:
+        return None
+    chosen = os.path.expanduser(chosen)
+    if not os.path.isdir(chosen) or not os.access(chosen, os.W_OK | os.X_OK):
+        raise UsageError(
+            f"{SCRATCH_DIR_ENV}={chosen!r} is not a folder this user can write to: create it, or "
+            f"unset the variable (replay files then go to {RAM_FOLDER} or the temporary folder)."
+        )
+    return chosen
 
 
 def scratch_parent(need_bytes: int) -> str:
@@ -28,7 +44,7 @@ def scratch_parent(need_bytes: int) -> str:
     after a drop, 9 ms on tmpfs. The files are never larger than the engine's memory limit
     (max_page_count, the database-size check), so keeping them in RAM changes no bound.
     """
-    chosen = os.environ.get(SCRATCH_DIR_ENV)
+    chosen = chosen_scratch_dir()
     if chosen:
         return chosen
     try:
