@@ -640,3 +640,20 @@ def test_regression_a_relative_pythonpath_made_workers_run_another_checkouts_cod
         check=True,
     )
     assert Path(found.stdout.strip()) == Path(arrivalbench.__file__)
+
+
+def test_regression_the_worker_made_a_new_engine_for_every_job(monkeypatch):
+    """`engines.setdefault(name, get_engine(name))` built an engine per job (its argument is
+    evaluated first): on PostgreSQL a `postgres --version` subprocess before every replay."""
+    made: list[str] = []
+
+    def counting(name: str) -> object:
+        made.append(name)
+        return object()
+
+    monkeypatch.setattr(sandbox_module, "get_engine", counting)
+    engines: dict = {}
+    first = sandbox_module._engine_for(engines, "duckdb")
+    assert sandbox_module._engine_for(engines, "duckdb") is first
+    sandbox_module._engine_for(engines, "sqlite")
+    assert made == ["duckdb", "sqlite"]

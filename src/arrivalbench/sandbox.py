@@ -178,6 +178,14 @@ or that ran out of memory: allocators keep what a greedy job took, and the next 
 artifact it grades, must start with the same room as the first."""
 
 
+def _engine_for(engines: dict[str, Engine], name: str) -> Engine:
+    """The worker's one engine object of `name`, made at its first job (PostgreSQL's asks the
+    server binary its version, in a subprocess)."""
+    if name not in engines:
+        engines[name] = get_engine(name)
+    return engines[name]
+
+
 def _serve(conn: Connection) -> None:
     """Run jobs until the parent sends None or goes away. A job comes with its scratch (what the
     supervisor made for its database on the host: a folder, a server database and role; None
@@ -199,7 +207,7 @@ def _serve(conn: Connection) -> None:
         job, scratch = message  # or another job kind with the same fields and run
         try:
             _limit_memory(job.limits)
-            engine = engines.setdefault(job.engine, get_engine(job.engine))
+            engine = _engine_for(engines, job.engine)
             if job.script is None:
                 statements: list[Statement] | ReplayResult = []
             else:

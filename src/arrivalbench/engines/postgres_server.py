@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import os
 import pwd
 import resource
@@ -260,6 +261,7 @@ def admin_connection(socket: str, dbname: str = "postgres") -> Any:
     return psycopg.connect(host=socket, user=ADMIN, dbname=dbname, autocommit=True)
 
 
+@functools.cache
 def _server_version() -> str:
     try:
         out = subprocess.run(
