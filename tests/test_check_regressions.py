@@ -123,7 +123,7 @@ def test_regression_a_slow_start_said_nothing_then_exited_2(orders: Path):
     )  # fmt: skip
     assert done.returncode == 1, done.stderr
     lines = done.stderr.strip().splitlines()
-    assert lines[0] == "check: parsing the dbt project…"
+    assert lines[0].startswith("check: parsing the dbt project… (")
     assert len(lines) == 2 and "took longer than 0.01 s" in lines[1]
     assert "does not parse" not in done.stderr and "Traceback" not in done.stderr
 
@@ -417,3 +417,28 @@ def test_regression_a_failed_microbatch_batch_showed_partial_success_without_its
         )
     finally:
         dbt._RUN_ERRORS.clear()
+
+
+@pytest.mark.slow
+def test_regression_a_dbt_check_printed_a_leaked_semaphore_warning(orders: Path, tmp_path: Path):
+    """A worker that ran dbt exited with "resource_tracker: There appear to be 2 leaked
+    semaphore objects to clean up at shutdown" on the terminal, between check's own lines."""
+    pytest.importorskip("dbt.adapters.duckdb")
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "src"),
+        "NO_COLOR": "1",
+        "ARRIVALBENCH_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "arrivalbench", "check", "--dbt-project", str(SHOP),
+         "--model", "orders_fixed", "--source", "raw.orders", "--log", str(orders), *LOG_ARGS,
+         "--arrival-column", "_loaded_at", "--ignore-column", "_loaded_at",
+         "--schedules", "single_batch"],
+        capture_output=True, text=True, timeout=600, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "leaked semaphore" not in done.stderr and "Warning" not in done.stderr, done.stderr
+    said = [line for line in done.stderr.splitlines() if not line.startswith("check: [")]
+    assert said[0].startswith("check: parsing the dbt project… (") and "first parse" in said[0]
+    assert said[1].startswith("check: parsed the dbt project in ")

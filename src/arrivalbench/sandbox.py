@@ -172,6 +172,10 @@ def _limit_memory(limits: Limits) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
+LEAKED_LOCKS_WARNING = "ignore:resource_tracker:UserWarning"
+"""The warning filter a worker starts with: "resource_tracker: There appear to be 2 leaked
+semaphore objects to clean up at shutdown", printed as a worker that ran dbt exits."""
+
 RETIRE_MAPPED_BYTES = 1 << 30
 """A worker retires after a job that left it mapping more than this (an idle worker maps ~0.5 GB),
 or that ran out of memory: allocators keep what a greedy job took, and the next job, whatever
@@ -327,6 +331,10 @@ class Sandbox:
             self._process = subprocess.Popen(
                 [
                     sys.executable,
+                    # dbt makes multiprocessing locks it never frees; when a worker that ran dbt
+                    # exits, its resource tracker (which takes this flag) warned on the terminal
+                    "-W",
+                    LEAKED_LOCKS_WARNING,
                     "-m",
                     "arrivalbench.sandbox",
                     str(child.fileno()),

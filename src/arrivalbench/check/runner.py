@@ -38,6 +38,7 @@ import numpy as np
 import pyarrow as pa
 
 from arrivalbench import __version__
+from arrivalbench.cache import default_cache_dir
 from arrivalbench.check.delivery import MODES, Mode, Static, arrival_base, first_arrivals
 from arrivalbench.check.jobs import LogFile, SqlCheckJob
 from arrivalbench.check.log import LogColumns, resolved_hint
@@ -366,8 +367,15 @@ class Check:
                 result = self._sandboxes[index].run(parse)
                 return parsed_project(copied, result, config.startup_timeout)
 
-            self.on_status("parsing the dbt project…")
-            with ThreadPoolExecutor(len(self._sandboxes)) as pool:  # in parallel, one per worker
+            from arrivalbench.check.parse_time import estimate, ticking
+
+            times = default_cache_dir()
+            expected = estimate(config.dbt_project, times)
+            self.on_status(f"parsing the dbt project… {expected.describe()}")
+            with (
+                ticking(expected, self.on_status, times),
+                ThreadPoolExecutor(len(self._sandboxes)) as pool,  # in parallel, one per worker
+            ):
                 found = list(pool.map(parsed, range(len(self._sandboxes))))
             projects = {id(one): p for one, p in zip(self._sandboxes, found, strict=True)}
             project = projects[id(sandbox)]
