@@ -73,10 +73,13 @@ postgresql:
 ## runs even after one failed): the audit of every task's second oracle, then the gate at its
 ## three seeds on SQLite, on DuckDB and on PostgreSQL (a private server the harness starts).
 ## One at a time is faster than side by side on 2 cores: 749 s against 897 s (docs/decisions.md).
-## Every gate executes everything (--no-cache).
+## Every gate executes everything (--no-cache). pytest sends each test file whole to one worker
+## (--dist loadfile): with work stealing, a module's expensive fixture (explain's shrunk shapes,
+## ~45 s) was built again in the worker that stole one of its tests; the whole suite took 681 s
+## and 1,313 CPU seconds against 735 s and 1,422 (benchmarks/results/ci.md).
 TEST_WORKERS ?= auto
 test: lint chromium postgresql $(DBT_STAMP)
-	@ARRIVALBENCH_REQUIRE_CHROMIUM=1 $(PY) -m pytest -m 'slow or not slow' -n $(TEST_WORKERS) --dist worksteal --durations=15; rc=$$?; \
+	@ARRIVALBENCH_REQUIRE_CHROMIUM=1 $(PY) -m pytest -m 'slow or not slow' -n $(TEST_WORKERS) --dist loadfile --durations=15; rc=$$?; \
 	cpu=$$(mktemp); times >"$$cpu"; sed -n '2s/^/pytest: cpu (user, system) /p' "$$cpu"; rm -f "$$cpu"; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing on purpose"; exit 1; fi; \
 	exit $$rc

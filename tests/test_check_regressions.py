@@ -188,10 +188,17 @@ def test_regression_ctrl_c_printed_the_workers_keyboardinterrupt_traceback(
          "--log", str(orders), *SQL_ARGS, *LOG_ARGS, "--schedules", "single_batch"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True,
     )  # fmt: skip
-    children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+    def children() -> list[str]:  # of every thread: the worker may be started from any
+        return [
+            pid
+            for task in Path(f"/proc/{process.pid}/task").glob("*")
+            for pid in (task / "children").read_text().split()
+        ]
+
     deadline = time.monotonic() + 60
-    while not children.read_text().split() and time.monotonic() < deadline:
+    while not children() and time.monotonic() < deadline:
         time.sleep(0.2)  # until the replay worker runs
+    assert children(), "the check started no replay worker within 60 s"
     time.sleep(3)  # the worker is inside the statement
     os.killpg(process.pid, signal.SIGINT)  # a terminal's Ctrl-C reaches the whole group
     _, stderr = process.communicate(timeout=60)
