@@ -172,6 +172,20 @@ def test_regression_the_github_actions_example_ran_a_script_only_this_repository
     assert "named **`check`**" in text and "dbt tests run only with `--with-tests`" in text
 
 
+def _as_a_shell_starts_it() -> None:
+    """A foreground command from a shell: SIGINT handled by default and not blocked. A process
+    started with SIGINT ignored keeps it ignored (POSIX), so a check started from a test process
+    that ignores or blocks it (seen under xdist in a whole-suite run) never sees the Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _signal_state() -> list[str]:
+    """This test process's blocked and ignored signal masks, for a failure's message."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        return [line.strip() for line in status if line.startswith(("SigBlk", "SigIgn"))]
+
+
 @pytest.mark.slow
 def test_regression_ctrl_c_printed_the_workers_keyboardinterrupt_traceback(
     orders: Path, tmp_path: Path
@@ -187,7 +201,9 @@ def test_regression_ctrl_c_printed_the_workers_keyboardinterrupt_traceback(
         [sys.executable, "-m", "arrivalbench", "check", "--pipeline", str(pipeline),
          "--log", str(orders), *SQL_ARGS, *LOG_ARGS, "--schedules", "single_batch"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True,
+        preexec_fn=_as_a_shell_starts_it,
     )  # fmt: skip
+
     def children() -> list[str]:  # of every thread: the worker may be started from any
         return [
             pid
@@ -203,7 +219,7 @@ def test_regression_ctrl_c_printed_the_workers_keyboardinterrupt_traceback(
     os.killpg(process.pid, signal.SIGINT)  # a terminal's Ctrl-C reaches the whole group
     _, stderr = process.communicate(timeout=60)
     lines = stderr.decode().strip().splitlines()
-    assert process.returncode == 130, stderr
+    assert process.returncode == 130, (stderr, _signal_state())
     assert lines == ["arrivalbench: interrupted"], stderr
 
 
