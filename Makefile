@@ -75,8 +75,8 @@ postgresql:
 ## One at a time is faster than side by side on 2 cores: 749 s against 897 s (docs/decisions.md).
 ## Every gate executes everything (--no-cache). pytest sends each test file whole to one worker
 ## (--dist loadfile): with work stealing, a module's expensive fixture (explain's shrunk shapes,
-## ~45 s) was built again in the worker that stole one of its tests; the whole suite took 681 s
-## and 1,313 CPU seconds against 735 s and 1,422 (benchmarks/results/pytest_dist.md).
+## ~45 s) was built again in the worker that stole one of its tests; run back to back, the whole
+## suite took 696 s and 1,345 CPU seconds against 819 s and 1,589 (benchmarks/results/pytest_dist.md).
 TEST_WORKERS ?= auto
 test: lint chromium postgresql $(DBT_STAMP)
 	@ARRIVALBENCH_REQUIRE_CHROMIUM=1 $(PY) -m pytest -m 'slow or not slow' -n $(TEST_WORKERS) --dist loadfile --durations=15; rc=$$?; \

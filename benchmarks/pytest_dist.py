@@ -47,7 +47,8 @@ def run(mode: str) -> dict[str, float | int | str]:
     wall = time.perf_counter() - started
     busy1, idle1 = _cpu_ticks()
     tick = os.sysconf("SC_CLK_TCK")
-    summary = (done.stdout.strip().splitlines() or [""])[-1]
+    counts = [line for line in done.stdout.splitlines() if " passed" in line or " failed" in line]
+    summary = counts[-1].strip("= ") if counts else f"exit {done.returncode}"
     print(f"{mode}: {wall:.0f} s, exit {done.returncode}, {summary}", flush=True)
     return {
         "mode": mode,
@@ -64,8 +65,12 @@ def run(mode: str) -> dict[str, float | int | str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=1)
-    pairs = parser.parse_args().pairs
-    runs = [run(mode) for _ in range(pairs) for mode in MODES]
+    parser.add_argument("--render", action="store_true", help="rewrite the .md from the .json")
+    args = parser.parse_args()
+    if args.render:
+        runs = json.loads((RESULTS / "pytest_dist.json").read_text())["runs"]
+    else:
+        runs = [run(mode) for _ in range(args.pairs) for mode in MODES]
     by = {m: [r for r in runs if r["mode"] == m] for m in MODES}
     wall = [b["wall_seconds"] / a["wall_seconds"] for a, b in zip(*by.values(), strict=True)]
     cpu = [b["busy_cpu_seconds"] / a["busy_cpu_seconds"] for a, b in zip(*by.values(), strict=True)]
