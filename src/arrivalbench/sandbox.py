@@ -183,8 +183,8 @@ artifact it grades, must start with the same room as the first."""
 
 
 def _engine_for(engines: dict[str, Engine], name: str) -> Engine:
-    """The worker's one engine object of `name`, made at its first job (PostgreSQL's asks the
-    server binary its version, in a subprocess)."""
+    """The one engine object of `name` in `engines` (a worker's or a supervisor's), made the
+    first time it is asked for (PostgreSQL's asks the server binary its version)."""
     if name not in engines:
         engines[name] = get_engine(name)
     return engines[name]
@@ -369,9 +369,7 @@ class Sandbox:
         return ReplayResult(None, RunError(again.error_class, 1, None, again.message), 0.0, 0)
 
     def _engine(self, name: str) -> Engine:
-        if name not in self._engines:
-            self._engines[name] = get_engine(name)
-        return self._engines[name]
+        return _engine_for(self._engines, name)
 
     def _attempt(self, job: ReplayJob) -> ReplayResult | _NotStarted:
         """One try in a worker, on scratch made for it alone and reclaimed after it."""

@@ -42,6 +42,7 @@ from arrivalbench.cache import default_cache_dir
 from arrivalbench.check.delivery import MODES, Mode, Static, arrival_base, first_arrivals
 from arrivalbench.check.jobs import LogFile, SqlCheckJob
 from arrivalbench.check.log import LogColumns, resolved_hint
+from arrivalbench.check.parse_time import estimate, ticking
 from arrivalbench.check.sources import SourceFile, check_read, read_sources
 from arrivalbench.check.verdict import comparing
 from arrivalbench.engines import DEFAULT_ENGINE, Limits, engine_info, get_engine, oracle_engine
@@ -366,8 +367,6 @@ class Check:
                 parse = ParseJob(copied, named, str(config.dbt_project), config.limits)
                 result = self._sandboxes[index].run(parse)
                 return parsed_project(copied, result, config.startup_timeout)
-
-            from arrivalbench.check.parse_time import estimate, ticking
 
             times = default_cache_dir()
             expected = estimate(config.dbt_project, times)
