@@ -37,7 +37,7 @@ def _cpu_ticks() -> tuple[int, int]:
 
 def run(mode: str) -> dict[str, float | int | str]:
     python = ROOT / ".venv" / "bin" / "python"
-    command = [str(python if python.exists() else sys.executable), "-m", "pytest", "-q"]
+    command = [str(python if python.exists() else sys.executable), "-m", "pytest", "-rf"]
     command += ["-m", "slow or not slow", "-n", "auto", "--dist", mode, "-p", "no:cacheprovider"]
     env = {**os.environ, "ARRIVALBENCH_REQUIRE_CHROMIUM": "1"}
     load = os.getloadavg()[0]
@@ -47,8 +47,13 @@ def run(mode: str) -> dict[str, float | int | str]:
     wall = time.perf_counter() - started
     busy1, idle1 = _cpu_ticks()
     tick = os.sysconf("SC_CLK_TCK")
+    log = ROOT / "benchmarks" / f"pytest_{mode}.log"  # the whole output, not committed
+    log.write_text(done.stdout + done.stderr, encoding="utf-8")
     counts = [line for line in done.stdout.splitlines() if " passed" in line or " failed" in line]
+    failed = [line.split()[1] for line in done.stdout.splitlines() if line.startswith("FAILED ")]
     summary = counts[-1].strip("= ") if counts else f"exit {done.returncode}"
+    if failed:
+        summary += " (failed: " + ", ".join(failed) + ")"
     print(f"{mode}: {wall:.0f} s, exit {done.returncode}, {summary}", flush=True)
     return {
         "mode": mode,
