@@ -2,6 +2,7 @@
 
     python benchmarks/ci.py              # about half an hour on 2 cores
     python benchmarks/ci.py --from-log LOG   # the phases of a log a run of .ci/run printed
+    python benchmarks/ci.py --render         # rewrite ci.md from ci.json
 
 Every line the run prints is stamped with the seconds since it started; the phases are read off
 the lines `make test` prints anyway: the install and lint (until pytest starts), pytest (its
@@ -100,10 +101,12 @@ def budget(got: dict[str, object]) -> str:
     )
     left = TARGET_SECONDS - fixed
     tests = got.get("pytest_seconds")
-    return (
-        f"The fixed contract (install and lint, the audit, the three gates) took {fixed:.0f} s of "
-        f"the {TARGET_SECONDS} s target, which leaves the tests {left:.0f} s; they took {tests} s."
-    )
+    spent = f"The fixed contract (install and lint, the audit, the three gates) took {fixed:.0f} s"
+    if left <= 0:
+        return (
+            f"{spent}, more than the {TARGET_SECONDS} s target by itself; the tests took {tests} s."
+        )
+    return f"{spent} of the {TARGET_SECONDS} s target, which leaves the tests {left:.0f} s; they took {tests} s."
 
 
 def write(result: dict[str, object]) -> None:
@@ -141,7 +144,11 @@ def write(result: dict[str, object]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--from-log", type=Path, help="read a log of a run instead of running")
+    parser.add_argument("--render", action="store_true", help="rewrite the .md from the .json")
     args = parser.parse_args()
+    if args.render:
+        write(json.loads((RESULTS / "ci.json").read_text()))
+        return
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
     ).stdout.strip()
