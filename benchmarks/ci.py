@@ -101,12 +101,15 @@ def budget(got: dict[str, object]) -> str:
     )
     left = TARGET_SECONDS - fixed
     tests = got.get("pytest_seconds")
-    spent = f"The fixed contract (install and lint, the audit, the three gates) took {fixed:.0f} s"
-    if left <= 0:
-        return (
-            f"{spent}, more than the {TARGET_SECONDS} s target by itself; the tests took {tests} s."
-        )
-    return f"{spent} of the {TARGET_SECONDS} s target, which leaves the tests {left:.0f} s; they took {tests} s."
+    share = (
+        f"of the {TARGET_SECONDS} s target, which leaves the tests {left:.0f} s"
+        if left > 0
+        else f"more than the {TARGET_SECONDS} s target by itself"
+    )
+    return (
+        f"The fixed contract (install and lint, the audit, the three gates) took {fixed:.0f} s, "
+        f"{share}; the tests took {tests} s."
+    )
 
 
 def write(result: dict[str, object]) -> None:
